@@ -1,0 +1,119 @@
+//! The embedded transport: S3 calls served by the engine in this process.
+
+use crate::{GetObject, S3Client};
+use s3hpc_store::{
+    BucketInfo, ByteRange, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody, PutOptions,
+    Result, Store, UploadInfo,
+};
+use std::sync::Arc;
+
+/// S3 over the engine, in-process: no serialization, no copies beyond the
+/// file system's own.
+#[derive(Clone)]
+pub struct EmbeddedClient {
+    store: Arc<Store>,
+}
+
+impl EmbeddedClient {
+    pub fn new(store: Arc<Store>) -> Self {
+        EmbeddedClient { store }
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+}
+
+impl S3Client for EmbeddedClient {
+    fn transport(&self) -> &'static str {
+        "embedded"
+    }
+    fn create_bucket(&self, bucket: &str) -> Result<()> {
+        self.store.create_bucket(bucket)
+    }
+    fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        self.store.delete_bucket(bucket)
+    }
+    fn head_bucket(&self, bucket: &str) -> Result<()> {
+        self.store.head_bucket(bucket)
+    }
+    fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
+        self.store.list_buckets()
+    }
+    fn put_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: PutBody<'_>,
+        opts: &PutOptions,
+    ) -> Result<String> {
+        self.store.put_object(bucket, key, body, opts)
+    }
+    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
+        let got = self.store.get_object(bucket, key, range)?;
+        Ok(GetObject {
+            info: got.info,
+            offset: got.offset,
+            length: got.length,
+            body: Box::new(got.body),
+        })
+    }
+    fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
+        self.store.head_object(bucket, key)
+    }
+    fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
+        self.store.delete_object(bucket, key)
+    }
+    fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+        self.store.list_objects(bucket, req)
+    }
+    fn copy_object(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+    ) -> Result<ObjectInfo> {
+        self.store
+            .copy_object(src_bucket, src_key, dst_bucket, dst_key, opts)
+    }
+    fn create_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        opts: &PutOptions,
+    ) -> Result<String> {
+        self.store.create_multipart_upload(bucket, key, opts)
+    }
+    fn upload_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        part_number: u32,
+        body: PutBody<'_>,
+    ) -> Result<String> {
+        self.store
+            .upload_part(bucket, key, upload_id, part_number, body)
+    }
+    fn complete_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+    ) -> Result<ObjectInfo> {
+        self.store
+            .complete_multipart_upload(bucket, key, upload_id, parts)
+    }
+    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
+        self.store.abort_multipart_upload(bucket, key, upload_id)
+    }
+    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
+        self.store.list_parts(bucket, key, upload_id)
+    }
+    fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
+        self.store.list_multipart_uploads(bucket, prefix)
+    }
+}

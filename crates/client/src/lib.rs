@@ -1,0 +1,104 @@
+//! `S3Client`: the one interface every transport implements (embedded today;
+//! remote RPC, HTTP and libs3 plug in beside it). Benchmarks and the libs3
+//! drop-in talk only to this trait, so a transport is chosen at run time.
+//!
+//! The trait is blocking: benchmark ranks are threads or MPI processes, and
+//! a synchronous call is also what the libs3 C ABI exposes.
+
+mod embedded;
+
+pub use embedded::EmbeddedClient;
+pub use s3hpc_store::{
+    BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
+    PutOptions, Result, S3Error, UploadInfo,
+};
+
+use std::io::Read;
+
+/// The answer to a GET: what the object is, which bytes follow, and a reader
+/// that streams exactly those bytes.
+pub struct GetObject {
+    pub info: ObjectInfo,
+    /// `(offset, length)` of the bytes `body` yields.
+    pub offset: u64,
+    pub length: u64,
+    pub body: Box<dyn Read + Send>,
+}
+
+/// S3 operations, as a client sees them.
+pub trait S3Client: Send + Sync {
+    /// A short name for reports: `embedded`, `remote`, `http`, ...
+    fn transport(&self) -> &'static str;
+
+    fn create_bucket(&self, bucket: &str) -> Result<()>;
+    fn delete_bucket(&self, bucket: &str) -> Result<()>;
+    fn head_bucket(&self, bucket: &str) -> Result<()>;
+    fn list_buckets(&self) -> Result<Vec<BucketInfo>>;
+
+    /// Stores an object atomically and returns its ETag (quoted).
+    fn put_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: PutBody<'_>,
+        opts: &PutOptions,
+    ) -> Result<String>;
+    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject>;
+    fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo>;
+    /// Idempotent: deleting a missing key succeeds, as in S3.
+    fn delete_object(&self, bucket: &str, key: &str) -> Result<()>;
+    fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage>;
+    /// Copies an object. `opts: None` keeps the source's content type and
+    /// metadata (S3's COPY directive); `Some` replaces them (REPLACE).
+    fn copy_object(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+    ) -> Result<ObjectInfo>;
+
+    fn create_multipart_upload(&self, bucket: &str, key: &str, opts: &PutOptions)
+        -> Result<String>;
+    /// Returns the part's ETag (quoted).
+    fn upload_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        part_number: u32,
+        body: PutBody<'_>,
+    ) -> Result<String>;
+    /// `parts` are `(part_number, etag)` in ascending part order.
+    fn complete_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+    ) -> Result<ObjectInfo>;
+    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()>;
+    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>>;
+    fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>>;
+}
+
+/// Reads a whole GET body into `buf`, which must be exactly the object's
+/// length; a short or long body is an IncompleteBody error. Used where the
+/// caller knows the size (benchmarks reading back what they wrote).
+pub fn read_exact_body(get: &mut GetObject, buf: &mut [u8]) -> Result<()> {
+    if get.length != buf.len() as u64 {
+        return Err(S3Error::new(
+            ErrorCode::IncompleteBody,
+            format!(
+                "object {} has {} bytes, expected {}",
+                get.info.key,
+                get.length,
+                buf.len()
+            ),
+        ));
+    }
+    get.body
+        .read_exact(buf)
+        .map_err(|e| S3Error::from_io(&e, &get.info.key))
+}

@@ -1,0 +1,2 @@
+pub struct DirCache;
+impl DirCache { pub fn new() -> Self { DirCache } }

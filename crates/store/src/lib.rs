@@ -1,0 +1,73 @@
+//! The s3hpc engine: S3 semantics served from a POSIX directory tree.
+//!
+//! A bucket is a directory under the data root; an object is a file, its key
+//! split on `/` into directories. Data already on the file system is visible
+//! as objects, and objects are plain files that POSIX tools can read.
+//!
+//! Every path is resolved beneath the data root without following symlinks
+//! (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so no key can
+//! reach outside its bucket. See ARCHITECTURE.md for the design and costs.
+
+mod bucket;
+mod dirs;
+mod error;
+mod list;
+mod meta;
+mod multipart;
+mod names;
+mod object;
+mod temp;
+mod types;
+
+pub use error::{ErrorCode, Result, S3Error};
+pub use names::{validate_bucket_name, validate_key, MAX_KEY_LEN};
+pub use object::{GetResult, ObjectReader};
+pub use types::*;
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+/// The engine over one data root. Cheap to share (`Arc<Store>`); all methods
+/// take `&self` and are safe to call from many threads and many processes
+/// (on many nodes) over the same tree.
+pub struct Store {
+    root: PathBuf,
+    root_fd: OwnedFd,
+    config: StoreConfig,
+    dirs: dirs::DirCache,
+    temps: temp::TempNames,
+}
+
+impl Store {
+    /// Opens (creating if needed) the data root. Stale temporaries of killed
+    /// writers are removed if older than `temp::STALE_AGE`, never younger ones,
+    /// which may belong to a live writer on another node.
+    pub fn open(root: impl AsRef<Path>, config: StoreConfig) -> Result<Store> {
+        let root = root.as_ref().to_path_buf();
+        std::fs::create_dir_all(&root)
+            .map_err(|e| S3Error::from_io(&e, &format!("data root {}", root.display())))?;
+        let root_fd = rustix::fs::open(
+            &root,
+            rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| S3Error::from_io(&e.into(), &format!("data root {}", root.display())))?;
+        let store = Store {
+            root,
+            root_fd,
+            config,
+            dirs: dirs::DirCache::new(),
+            temps: temp::TempNames::new(),
+        };
+        store.sweep_temporaries(temp::STALE_AGE)?;
+        Ok(store)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> StoreConfig {
+        self.config
+    }
+}

@@ -1,0 +1,196 @@
+//! The S3 data model shared by the engine and every transport.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::time::SystemTime;
+
+/// A bucket as listed by ListBuckets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketInfo {
+    pub name: String,
+    pub created: SystemTime,
+}
+
+/// What HEAD returns about an object, and what listings carry per key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    pub key: String,
+    pub size: u64,
+    pub last_modified: SystemTime,
+    /// Quoted, as S3 sends it: `"9b2cf535f27731c974343645a3985328"`.
+    pub etag: String,
+    pub content_type: Option<String>,
+    /// `x-amz-meta-*` pairs, names lower-cased and without the prefix.
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// Options of a PUT beyond the body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PutOptions {
+    pub content_type: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// The body of a PUT. A slice is written without an intermediate copy; a stream
+/// is pulled through a bounded buffer until it ends (or `len` bytes, if given,
+/// which is then checked: a short stream fails with IncompleteBody).
+pub enum PutBody<'a> {
+    Bytes(&'a [u8]),
+    Stream {
+        reader: &'a mut dyn Read,
+        len: Option<u64>,
+    },
+}
+
+/// A byte range as in the HTTP Range header: `bytes=first-last`, `bytes=first-`
+/// or `bytes=-suffix_len`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteRange {
+    /// Inclusive on both ends; `last: None` means to the end.
+    FromTo { first: u64, last: Option<u64> },
+    /// The last `n` bytes.
+    Suffix(u64),
+}
+
+impl ByteRange {
+    /// Resolves the range against an object size into `(offset, length)`, or
+    /// InvalidRange when it starts past the end, as S3 does.
+    pub fn resolve(self, size: u64) -> crate::Result<(u64, u64)> {
+        match self {
+            ByteRange::FromTo { first, last } => {
+                if first >= size {
+                    return Err(crate::s3err!(
+                        InvalidRange,
+                        "range starts at byte {first} but the object has {size} bytes"
+                    ));
+                }
+                let last = last.map_or(size - 1, |l| l.min(size - 1));
+                if last < first {
+                    return Err(crate::s3err!(
+                        InvalidRange,
+                        "range end {last} is before its start {first}"
+                    ));
+                }
+                Ok((first, last - first + 1))
+            }
+            ByteRange::Suffix(n) => {
+                if n == 0 {
+                    return Err(crate::s3err!(InvalidRange, "a suffix range of 0 bytes is empty"));
+                }
+                let n = n.min(size);
+                Ok((size - n, n))
+            }
+        }
+    }
+}
+
+/// Parameters of ListObjects (v1 and v2 map onto the same request).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListRequest {
+    pub prefix: String,
+    pub delimiter: Option<String>,
+    /// v1 `marker` or v2 `start-after`: only keys strictly after it.
+    pub start_after: Option<String>,
+    /// v2 continuation token, as returned in `ListPage::next_token`.
+    pub continuation_token: Option<String>,
+    /// Capped at 1000; 0 means the default of 1000.
+    pub max_keys: usize,
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListPage {
+    pub objects: Vec<ObjectInfo>,
+    pub common_prefixes: Vec<String>,
+    pub is_truncated: bool,
+    /// Pass back as `continuation_token` to get the next page (v2), or use the
+    /// last key or prefix as the v1 marker.
+    pub next_token: Option<String>,
+}
+
+/// One part of a multipart upload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartInfo {
+    pub part_number: u32,
+    pub size: u64,
+    pub etag: String,
+    pub last_modified: SystemTime,
+}
+
+/// A multipart upload in progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadInfo {
+    pub key: String,
+    pub upload_id: String,
+    pub initiated: SystemTime,
+}
+
+/// How ETags are produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EtagPolicy {
+    /// MD5 of the content, computed while streaming and stored with the object:
+    /// what S3 clients expect.
+    #[default]
+    Md5,
+    /// No hashing: derived from inode, size and mtime. Always contains a `-`,
+    /// so clients treat it as opaque (as for multipart ETags) and never compare
+    /// it with a content MD5.
+    Fast,
+}
+
+/// Whether a PUT reaches stable storage before it is acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// fsync the data and the directory entry before acknowledging.
+    #[default]
+    Fsync,
+    /// Trust the page cache, as IOR without `-e`.
+    None,
+}
+
+impl std::str::FromStr for EtagPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "md5" => Ok(EtagPolicy::Md5),
+            "fast" => Ok(EtagPolicy::Fast),
+            _ => Err(format!("unknown ETag policy {s:?}: use md5 or fast")),
+        }
+    }
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "fsync" => Ok(Durability::Fsync),
+            "none" => Ok(Durability::None),
+            _ => Err(format!("unknown durability {s:?}: use fsync or none")),
+        }
+    }
+}
+
+impl EtagPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EtagPolicy::Md5 => "md5",
+            EtagPolicy::Fast => "fast",
+        }
+    }
+}
+
+impl Durability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Fsync => "fsync",
+            Durability::None => "none",
+        }
+    }
+}
+
+/// Engine settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreConfig {
+    pub etag: EtagPolicy,
+    pub durability: Durability,
+}
