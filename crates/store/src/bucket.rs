@@ -1,0 +1,133 @@
+//! Buckets: directories directly under the data root.
+
+use crate::meta;
+use crate::names::{is_reserved, validate_bucket_name};
+use crate::*;
+use rustix::fs::{mkdirat, statat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::os::fd::{AsFd, OwnedFd};
+
+impl Store {
+    pub fn create_bucket(&self, bucket: &str) -> Result<()> {
+        validate_bucket_name(bucket)?;
+        match mkdirat(&self.root_fd, bucket, Mode::from_bits_truncate(0o777)) {
+            Ok(()) => Ok(()),
+            Err(Errno::EXIST) if self.bucket_exists(bucket) => Err(s3err!(
+                BucketAlreadyOwnedByYou,
+                "bucket {bucket:?} already exists and is yours"
+            )),
+            Err(Errno::EXIST) => Err(s3err!(
+                InvalidBucketName,
+                "{bucket:?} names a file, not a directory, in the data root; pick another name"
+            )),
+            Err(e) => Err(S3Error::from_io(&e.into(), &format!("bucket {bucket}"))),
+        }
+    }
+
+    pub fn head_bucket(&self, bucket: &str) -> Result<()> {
+        validate_bucket_name(bucket)?;
+        if self.bucket_exists(bucket) {
+            Ok(())
+        } else {
+            Err(s3err!(NoSuchBucket, "bucket {bucket:?} does not exist"))
+        }
+    }
+
+    /// Deletes a bucket that holds no objects. Empty directories and the
+    /// engine's own hidden files (temporaries, abandoned uploads) go with it;
+    /// anything else that is not an object (a symlink, a socket) keeps the
+    /// bucket, with an error saying so.
+    pub fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        self.head_bucket(bucket)?;
+        let probe = ListRequest {
+            max_keys: 1,
+            ..Default::default()
+        };
+        if !self.list_objects(bucket, &probe)?.objects.is_empty() {
+            return Err(s3err!(
+                BucketNotEmpty,
+                "bucket {bucket:?} still holds objects; delete them first"
+            ));
+        }
+        let what = format!("bucket {bucket}");
+        let fd = self
+            .open_listing(bucket)
+            .map_err(|e| S3Error::from_io(&e, &what))?;
+        clear_non_objects(&fd, false);
+        self.dirs.forget_tree(bucket);
+        match unlinkat(&self.root_fd, bucket, AtFlags::REMOVEDIR) {
+            Ok(()) => Ok(()),
+            Err(Errno::NOTEMPTY | Errno::EXIST) => Err(s3err!(
+                BucketNotEmpty,
+                "bucket {bucket:?} holds no objects but other entries (symlinks or special \
+                 files) remain in {}; remove them on the file system",
+                self.root.join(bucket).display()
+            )),
+            Err(e) => Err(S3Error::from_io(&e.into(), &what)),
+        }
+    }
+
+    /// Every directory under the data root whose name is a valid bucket name,
+    /// including ones made by other tools, sorted by name.
+    pub fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
+        let what = format!("data root {}", self.root.display());
+        let fd = self
+            .open_listing("")
+            .map_err(|e| S3Error::from_io(&e, &what))?;
+        let mut out = Vec::new();
+        for entry in Dir::read_from(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))? {
+            let Ok(entry) = entry else { continue };
+            let Ok(name) = entry.file_name().to_str() else {
+                continue;
+            };
+            if validate_bucket_name(name).is_err() {
+                continue;
+            }
+            let Ok(st) = statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                continue;
+            };
+            if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+                out.push(BucketInfo {
+                    name: name.to_string(),
+                    created: meta::mtime(&st),
+                });
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+}
+
+/// Removes, below `dir`, the engine's hidden entries (all of a hidden
+/// directory's content) and directories that end up empty; leaves everything
+/// else.
+fn clear_non_objects(dir: &OwnedFd, hidden: bool) {
+    let Ok(entries) = Dir::read_from(dir) else {
+        return;
+    };
+    let names: Vec<(std::ffi::CString, FileType)> = entries
+        .flatten()
+        .map(|e| (e.file_name().to_owned(), e.file_type()))
+        .filter(|(n, _)| n.as_bytes() != b"." && n.as_bytes() != b"..")
+        .collect();
+    for (name, ft) in names {
+        let ft = if ft == FileType::Unknown {
+            match statat(dir, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => FileType::from_raw_mode(st.st_mode),
+                Err(_) => continue,
+            }
+        } else {
+            ft
+        };
+        if ft == FileType::Directory {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            if let Ok(sub) = rustix::fs::openat(dir.as_fd(), name.as_c_str(), flags, Mode::empty())
+            {
+                clear_non_objects(&sub, hidden || is_reserved(name.as_bytes()));
+            }
+            let _ = unlinkat(dir, name.as_c_str(), AtFlags::REMOVEDIR);
+        } else if hidden || is_reserved(name.as_bytes()) {
+            let _ = unlinkat(dir, name.as_c_str(), AtFlags::empty());
+        }
+    }
+}

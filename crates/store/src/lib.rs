@@ -22,6 +22,7 @@ mod types;
 pub use error::{ErrorCode, Result, S3Error};
 pub use names::{validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
+pub use temp::STALE_AGE;
 pub use types::*;
 
 use std::os::fd::OwnedFd;
@@ -35,32 +36,35 @@ pub struct Store {
     root_fd: OwnedFd,
     config: StoreConfig,
     dirs: dirs::DirCache,
+    listings: list::ListingCache,
     temps: temp::TempNames,
 }
 
 impl Store {
-    /// Opens (creating if needed) the data root. Stale temporaries of killed
-    /// writers are removed if older than `temp::STALE_AGE`, never younger ones,
-    /// which may belong to a live writer on another node.
+    /// Opens (creating if needed) the data root. It does not walk the tree:
+    /// servers call [`Store::sweep_temporaries`] at startup to remove what
+    /// killed writers left, while a process embedding the engine (one of
+    /// thousands of ranks) should not pay a full walk.
     pub fn open(root: impl AsRef<Path>, config: StoreConfig) -> Result<Store> {
         let root = root.as_ref().to_path_buf();
         std::fs::create_dir_all(&root)
             .map_err(|e| S3Error::from_io(&e, &format!("data root {}", root.display())))?;
         let root_fd = rustix::fs::open(
             &root,
-            rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::CLOEXEC,
             rustix::fs::Mode::empty(),
         )
         .map_err(|e| S3Error::from_io(&e.into(), &format!("data root {}", root.display())))?;
-        let store = Store {
+        Ok(Store {
             root,
             root_fd,
             config,
             dirs: dirs::DirCache::new(),
+            listings: list::ListingCache::new(),
             temps: temp::TempNames::new(),
-        };
-        store.sweep_temporaries(temp::STALE_AGE)?;
-        Ok(store)
+        })
     }
 
     pub fn root(&self) -> &Path {

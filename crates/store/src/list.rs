@@ -1,0 +1,402 @@
+//! Listing with S3 semantics over a directory tree.
+//!
+//! S3 orders keys by their UTF-8 bytes as whole strings, not per directory:
+//! `a/b` sorts after `a-b` and `a.b` and before `a0`. A directory `d` holds
+//! exactly the keys that start with `d/`, so sorting each directory's entries
+//! by `name` for files and `name/` for directories, and walking depth-first,
+//! yields keys in S3 order. Resuming (start-after, continuation) binary-searches
+//! each directory instead of scanning it.
+//!
+//! Paging through a directory of N entries would otherwise read and sort all
+//! N for every page of 1000. A small cache keeps the sorted entries of recently
+//! listed directories, trusted only while the directory's change times are
+//! unchanged and were already older than the timestamp granularity when the
+//! entries were read (the "racy timestamp" rule), so a later change is never missed.
+
+use crate::meta::{self, StoredMeta};
+use crate::names::{is_reserved, validate_key};
+use crate::object::dir_rel;
+use crate::*;
+use rustix::fs::{fstat, openat, statat, AtFlags, Dir, FileType, Mode, OFlags, Stat};
+use std::collections::VecDeque;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+const MAX_KEYS: usize = 1000;
+/// A listing snapshot is trusted only if the directory was last changed at
+/// least this long before the snapshot was read.
+const RACY_MARGIN: Duration = Duration::from_millis(50);
+const CACHED_DIRS: usize = 16;
+
+/// One directory entry, by the key fragment it sorts as (`name` or `name/`).
+struct Entry {
+    sort_key: Box<str>,
+    is_dir: bool,
+}
+
+impl Entry {
+    fn name(&self) -> &str {
+        self.sort_key.strip_suffix('/').unwrap_or(&self.sort_key)
+    }
+}
+
+struct Snapshot {
+    rel: String,
+    stamp: DirStamp,
+    entries: Arc<Vec<Entry>>,
+}
+
+/// What identifies a directory's content version.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct DirStamp {
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    size: i64,
+}
+
+impl DirStamp {
+    fn of(st: &Stat) -> DirStamp {
+        DirStamp {
+            ino: st.st_ino as u64,
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
+            size: st.st_size as i64,
+        }
+    }
+}
+
+pub(crate) struct ListingCache {
+    recent: Mutex<VecDeque<Snapshot>>,
+}
+
+impl ListingCache {
+    pub fn new() -> Self {
+        ListingCache {
+            recent: Mutex::new(VecDeque::new()),
+        }
+    }
+}
+
+/// Where a listing resumes.
+struct Resume {
+    /// Only keys strictly greater than this.
+    after: Option<String>,
+    /// Skip every key under this common prefix (resuming after a prefix).
+    skip_prefix: Option<String>,
+}
+
+fn decode_token(token: &str) -> Result<Resume> {
+    let bad = || {
+        s3err!(InvalidArgument, "the continuation token {token:?} is not one this server issued; restart the listing without it")
+    };
+    let (kind, rest) = token.split_at_checked(2).ok_or_else(bad)?;
+    match kind {
+        "k:" => Ok(Resume {
+            after: Some(rest.to_string()),
+            skip_prefix: None,
+        }),
+        "p:" => Ok(Resume {
+            after: Some(rest.to_string()),
+            skip_prefix: Some(rest.to_string()),
+        }),
+        _ => Err(bad()),
+    }
+}
+
+struct Walk<'a> {
+    store: &'a Store,
+    prefix: &'a str,
+    delimiter: Option<&'a str>,
+    resume: Resume,
+    max: usize,
+    page: ListPage,
+    /// The last emitted item, as a token.
+    last: Option<String>,
+}
+
+/// Whether the walk should go on.
+type Flow = std::ops::ControlFlow<()>;
+
+impl Store {
+    pub fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+        self.head_bucket(bucket)?;
+        let delimiter = req.delimiter.as_deref().filter(|d| !d.is_empty());
+        let resume = match (&req.continuation_token, &req.start_after) {
+            (Some(t), _) if !t.is_empty() => decode_token(t)?,
+            (_, Some(a)) if !a.is_empty() => {
+                // A v1 marker that is a common prefix (as NextMarker returns)
+                // resumes after everything rolled up in it.
+                let is_cp = delimiter.is_some_and(|d| a.ends_with(d) && a.starts_with(&req.prefix));
+                Resume {
+                    after: Some(a.clone()),
+                    skip_prefix: is_cp.then(|| a.clone()),
+                }
+            }
+            _ => Resume {
+                after: None,
+                skip_prefix: None,
+            },
+        };
+        let max = if req.max_keys == 0 {
+            MAX_KEYS
+        } else {
+            req.max_keys.min(MAX_KEYS)
+        };
+        let mut walk = Walk {
+            store: self,
+            prefix: &req.prefix,
+            delimiter,
+            resume,
+            max,
+            page: ListPage::default(),
+            last: None,
+        };
+        // Start in the deepest directory the prefix names entirely.
+        let (dir, filter) = match req.prefix.rfind('/') {
+            Some(i) => (&req.prefix[..i], &req.prefix[i + 1..]),
+            None => ("", req.prefix.as_str()),
+        };
+        if !dir.is_empty() && validate_key(dir).is_err() {
+            return Ok(walk.page); // no object can have such a prefix
+        }
+        let key_prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let _ = walk.visit(&dir_rel(bucket, dir), &key_prefix, filter);
+        if walk.page.is_truncated {
+            walk.page.next_token = walk.last.take();
+        }
+        Ok(walk.page)
+    }
+
+    /// The (cached) fd of directory `rel` and its sorted entries, from the
+    /// listing cache when still valid.
+    fn sorted_entries(&self, rel: &str) -> Option<(Arc<OwnedFd>, Arc<Vec<Entry>>)> {
+        let mut fd = self.dirs.get(self.root_fd.as_fd(), rel).ok()?;
+        let mut st = fstat(&fd).ok()?;
+        if st.st_nlink == 0 {
+            // Removed since cached (by another process); resolve it again.
+            self.dirs.forget(rel);
+            fd = self.dirs.get(self.root_fd.as_fd(), rel).ok()?;
+            st = fstat(&fd).ok()?;
+        }
+        let stamp = DirStamp::of(&st);
+        {
+            let recent = self.listings.recent.lock().unwrap();
+            if let Some(s) = recent.iter().find(|s| s.rel == rel && s.stamp == stamp) {
+                return Some((fd, s.entries.clone()));
+            }
+        }
+        let read_at = SystemTime::now();
+        let dirfd = self.open_listing(rel).ok()?;
+        let mut entries = Vec::new();
+        for e in Dir::read_from(&dirfd).ok()?.flatten() {
+            let name = e.file_name().to_bytes();
+            if name == b"." || name == b".." || is_reserved(name) {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(name) else {
+                continue;
+            }; // not a key
+            let ft = match e.file_type() {
+                FileType::Unknown => match statat(&dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => FileType::from_raw_mode(st.st_mode),
+                    Err(_) => continue,
+                },
+                ft => ft,
+            };
+            let is_dir = match ft {
+                FileType::Directory => true,
+                FileType::RegularFile => false,
+                _ => continue, // symlinks and special files are not objects
+            };
+            let sort_key = if is_dir {
+                format!("{name}/")
+            } else {
+                name.to_string()
+            };
+            entries.push(Entry {
+                sort_key: sort_key.into(),
+                is_dir,
+            });
+        }
+        entries.sort_unstable_by(|a, b| a.sort_key.as_bytes().cmp(b.sort_key.as_bytes()));
+        let entries = Arc::new(entries);
+        let changed = SystemTime::UNIX_EPOCH
+            + Duration::new(stamp.mtime.0.max(stamp.ctime.0) as u64, 0)
+            + Duration::from_nanos(if stamp.mtime.0 >= stamp.ctime.0 {
+                stamp.mtime.1
+            } else {
+                stamp.ctime.1
+            } as u64);
+        if read_at
+            .duration_since(changed)
+            .is_ok_and(|age| age >= RACY_MARGIN)
+        {
+            let mut recent = self.listings.recent.lock().unwrap();
+            recent.retain(|s| s.rel != rel);
+            if recent.len() >= CACHED_DIRS {
+                recent.pop_front();
+            }
+            recent.push_back(Snapshot {
+                rel: rel.to_string(),
+                stamp,
+                entries: entries.clone(),
+            });
+        }
+        Some((fd, entries))
+    }
+}
+
+impl Walk<'_> {
+    /// Visits directory `rel`, whose keys start with `key_prefix`, restricted
+    /// to entries whose names start with `filter`.
+    fn visit(&mut self, rel: &str, key_prefix: &str, filter: &str) -> Flow {
+        let Some((fd, entries)) = self.store.sorted_entries(rel) else {
+            return Flow::Continue(()); // a missing directory holds nothing
+        };
+        let mut start = entries.partition_point(|e| e.sort_key.as_ref() < filter);
+        if let Some(after) = self.resume.after.as_deref() {
+            if let Some(rest) = after.strip_prefix(key_prefix) {
+                let pos = entries.partition_point(|e| e.sort_key.as_bytes() <= rest.as_bytes());
+                // A directory whose keys straddle `after` is entered, not skipped.
+                let straddles = pos > 0 && {
+                    let e = &entries[pos - 1];
+                    e.is_dir
+                        && rest.starts_with(e.sort_key.as_ref())
+                        && rest.len() > e.sort_key.len()
+                };
+                start = start.max(if straddles { pos - 1 } else { pos });
+            }
+        }
+        let mut key = String::with_capacity(key_prefix.len() + 64);
+        for e in &entries[start..] {
+            if !e.sort_key.starts_with(filter) {
+                break;
+            }
+            key.clear();
+            key.push_str(key_prefix);
+            key.push_str(&e.sort_key);
+            if e.is_dir {
+                self.visit_dir(rel, &key, e.name())?;
+            } else {
+                self.visit_file(fd.as_fd(), &key, e.name())?;
+            }
+        }
+        Flow::Continue(())
+    }
+
+    fn skipped(&self, key: &str) -> bool {
+        self.resume.after.as_deref().is_some_and(|a| key <= a)
+            || self
+                .resume
+                .skip_prefix
+                .as_deref()
+                .is_some_and(|p| key.starts_with(p))
+    }
+
+    /// The common prefix `key` rolls up into, if the delimiter occurs in it
+    /// after the listing prefix.
+    fn common_prefix<'k>(&self, key: &'k str) -> Option<&'k str> {
+        let d = self.delimiter?;
+        let rest = key.get(self.prefix.len()..)?;
+        rest.find(d)
+            .map(|i| &key[..self.prefix.len() + i + d.len()])
+    }
+
+    fn visit_file(&mut self, dir: BorrowedFd<'_>, key: &str, name: &str) -> Flow {
+        if self.skipped(key) {
+            return Flow::Continue(());
+        }
+        if let Some(cp) = self.common_prefix(key) {
+            let cp = cp.to_string();
+            return self.emit_prefix(cp);
+        }
+        let Some(info) = stat_object(dir, key, name) else {
+            return Flow::Continue(()); // removed meanwhile
+        };
+        self.emit(format!("k:{key}"), |page| page.objects.push(info))
+    }
+
+    /// `dir_key` is the directory's key fragment with its trailing `/`.
+    fn visit_dir(&mut self, parent_rel: &str, dir_key: &str, name: &str) -> Flow {
+        if let Some(skip) = self.resume.skip_prefix.as_deref() {
+            if dir_key.starts_with(skip) {
+                return Flow::Continue(());
+            }
+        }
+        let rel = format!("{parent_rel}/{name}");
+        // All keys below share `dir_key`; if the delimiter occurs within it,
+        // they roll up into one common prefix, shown if any object qualifies.
+        if let Some(cp) = self.common_prefix(dir_key) {
+            let cp = cp.to_string();
+            if self.last.as_deref() == Some(&format!("p:{cp}")) || !self.has_object(&rel, dir_key) {
+                return Flow::Continue(());
+            }
+            return self.emit_prefix(cp);
+        }
+        self.visit(&rel, dir_key, "")
+    }
+
+    fn emit_prefix(&mut self, cp: String) -> Flow {
+        let token = format!("p:{cp}");
+        if self.last.as_deref() == Some(&token) || self.resume.skip_prefix.as_deref() == Some(&cp) {
+            return Flow::Continue(());
+        }
+        self.emit(token, |page| page.common_prefixes.push(cp))
+    }
+
+    fn emit(&mut self, token: String, push: impl FnOnce(&mut ListPage)) -> Flow {
+        if self.page.objects.len() + self.page.common_prefixes.len() >= self.max {
+            self.page.is_truncated = true;
+            return Flow::Break(());
+        }
+        push(&mut self.page);
+        self.last = Some(token);
+        Flow::Continue(())
+    }
+
+    /// Whether the subtree at `rel` (keys starting with `dir_key`) holds an
+    /// object the listing would return. Stops at the first one.
+    fn has_object(&self, rel: &str, dir_key: &str) -> bool {
+        let Some((_, entries)) = self.store.sorted_entries(rel) else {
+            return false;
+        };
+        entries.iter().any(|e| {
+            let key = format!("{dir_key}{}", e.sort_key);
+            if e.is_dir {
+                !self
+                    .resume
+                    .skip_prefix
+                    .as_deref()
+                    .is_some_and(|p| key.starts_with(p))
+                    && self.has_object(&format!("{rel}/{}", e.name()), &key)
+            } else {
+                !self.skipped(&key)
+            }
+        })
+    }
+}
+
+/// The listing entry for one file: a stat, plus the xattr if the mode says so.
+fn stat_object(dir: BorrowedFd<'_>, key: &str, name: &str) -> Option<ObjectInfo> {
+    let st = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let stored = meta::has_meta(&st).then(|| {
+        openat(
+            dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map(StoredMeta::read_from)
+        .unwrap_or_default()
+    });
+    Some(meta::object_info(key, &st, stored))
+}

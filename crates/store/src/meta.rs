@@ -1,0 +1,252 @@
+//! Object metadata beyond what `stat` gives: ETag, content type and user
+//! metadata, stored in one extended attribute, only when there is any.
+//!
+//! Reading an xattr costs a syscall (and an open, for HEAD). So an object that
+//! has the attribute is marked with the sticky bit in its mode, which `stat`
+//! returns for free and Linux ignores on regular files; objects without the
+//! bit (including every file written by plain POSIX tools) need no xattr read.
+
+use crate::{s3err, ObjectInfo, PutOptions, Result};
+use rustix::fs::{fgetxattr, fsetxattr, Stat, XattrFlags};
+use std::collections::BTreeMap;
+use std::os::fd::AsFd;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub(crate) const XATTR_NAME: &str = "user.s3hpc.meta";
+/// The mode bit that says "this object has an xattr".
+pub(crate) const META_BIT: u32 = libc::S_ISVTX;
+/// S3's limit on user metadata (names and values together).
+pub const MAX_USER_METADATA: usize = 2048;
+const FORMAT_VERSION: u8 = 1;
+/// MD5 of zero bytes: the ETag of every empty object.
+pub(crate) const EMPTY_MD5: &str = "\"d41d8cd98f00b204e9800998ecf8427e\"";
+
+/// What the xattr holds.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct StoredMeta {
+    pub etag: Option<String>,
+    pub content_type: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl StoredMeta {
+    pub fn from_put(opts: &PutOptions, etag: Option<String>) -> Result<StoredMeta> {
+        let user: usize = opts.metadata.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if user > MAX_USER_METADATA {
+            return Err(s3err!(
+                MetadataTooLarge,
+                "user metadata is {user} bytes; S3 allows at most {MAX_USER_METADATA}"
+            ));
+        }
+        if opts.content_type.as_ref().is_some_and(|c| c.len() > 1024) {
+            return Err(s3err!(
+                InvalidArgument,
+                "content type is longer than 1024 bytes"
+            ));
+        }
+        Ok(StoredMeta {
+            etag,
+            content_type: opts.content_type.clone(),
+            metadata: opts.metadata.clone(),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.content_type.is_none() && self.metadata.is_empty()
+    }
+
+    /// Length-prefixed fields: version, etag, content type, then pairs.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![FORMAT_VERSION];
+        put_opt(&mut out, self.etag.as_deref());
+        put_opt(&mut out, self.content_type.as_deref());
+        out.extend_from_slice(&(self.metadata.len() as u16).to_le_bytes());
+        for (k, v) in &self.metadata {
+            put_str(&mut out, k);
+            put_str(&mut out, v);
+        }
+        out
+    }
+
+    /// Decodes what [`encode`](Self::encode) wrote. A damaged attribute reads
+    /// as no metadata rather than failing the object.
+    pub fn decode(buf: &[u8]) -> StoredMeta {
+        Self::try_decode(buf).unwrap_or_default()
+    }
+
+    fn try_decode(buf: &[u8]) -> Option<StoredMeta> {
+        let mut r = Reader { buf, pos: 0 };
+        if r.take(1)?[0] != FORMAT_VERSION {
+            return None;
+        }
+        let etag = r.opt()?;
+        let content_type = r.opt()?;
+        let n = u16::from_le_bytes(r.take(2)?.try_into().ok()?);
+        let mut metadata = BTreeMap::new();
+        for _ in 0..n {
+            let k = r.string()?;
+            let v = r.string()?;
+            metadata.insert(k, v);
+        }
+        Some(StoredMeta {
+            etag,
+            content_type,
+            metadata,
+        })
+    }
+
+    pub fn write_to(&self, fd: impl AsFd) -> std::io::Result<()> {
+        fsetxattr(fd, XATTR_NAME, &self.encode(), XattrFlags::empty())?;
+        Ok(())
+    }
+
+    pub fn read_from(fd: impl AsFd) -> StoredMeta {
+        let mut buf = [0u8; 8192];
+        match fgetxattr(fd, XATTR_NAME, &mut buf[..]) {
+            Ok(n) => StoredMeta::decode(&buf[..n]),
+            Err(_) => StoredMeta::default(),
+        }
+    }
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn put_opt(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => {
+            out.push(1);
+            put_str(out, s);
+        }
+        None => out.push(0),
+    }
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.buf.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
+    fn string(&mut self) -> Option<String> {
+        let n = u16::from_le_bytes(self.take(2)?.try_into().ok()?) as usize;
+        String::from_utf8(self.take(n)?.to_vec()).ok()
+    }
+    fn opt(&mut self) -> Option<Option<String>> {
+        match self.take(1)?[0] {
+            0 => Some(None),
+            1 => Some(Some(self.string()?)),
+            _ => None,
+        }
+    }
+}
+
+/// An ETag that needs no hashing: a mix of inode, size and mtime, which change
+/// whenever the object is replaced. It carries a `-` so that clients treat it
+/// as opaque, as they do multipart ETags, and never compare it with an MD5.
+pub(crate) fn fast_etag(st: &Stat) -> String {
+    let a = mix(st.st_ino as u64 ^ mix(st.st_size as u64));
+    let b = mix(st.st_mtime as u64 ^ mix(st.st_mtime_nsec as u64 ^ a));
+    format!("\"{a:016x}{b:016x}-1\"")
+}
+
+/// splitmix64's finaliser: a cheap, well-spread 64-bit mix.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+pub(crate) fn md5_etag(digest: &[u8]) -> String {
+    let mut s = String::with_capacity(34);
+    s.push('"');
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s.push('"');
+    s
+}
+
+pub(crate) fn mtime(st: &Stat) -> SystemTime {
+    let secs = st.st_mtime;
+    let nanos = st.st_mtime_nsec as u32;
+    if secs >= 0 {
+        UNIX_EPOCH + Duration::new(secs as u64, nanos)
+    } else {
+        UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()) + Duration::from_nanos(nanos as u64)
+    }
+}
+
+/// Builds what HEAD returns from `stat` and, if present, the stored metadata.
+pub(crate) fn object_info(key: &str, st: &Stat, stored: Option<StoredMeta>) -> ObjectInfo {
+    let stored = stored.unwrap_or_default();
+    let etag = stored.etag.unwrap_or_else(|| {
+        if st.st_size == 0 {
+            EMPTY_MD5.to_string()
+        } else {
+            fast_etag(st)
+        }
+    });
+    ObjectInfo {
+        key: key.to_string(),
+        size: st.st_size as u64,
+        last_modified: mtime(st),
+        etag,
+        content_type: stored.content_type,
+        metadata: stored.metadata,
+    }
+}
+
+pub(crate) fn has_meta(st: &Stat) -> bool {
+    st.st_mode & META_BIT != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip() {
+        let mut m = StoredMeta {
+            etag: Some("\"abc\"".into()),
+            content_type: Some("text/plain".into()),
+            metadata: BTreeMap::new(),
+        };
+        m.metadata.insert("k".into(), "välue".into());
+        assert_eq!(StoredMeta::decode(&m.encode()), m);
+        let empty = StoredMeta::default();
+        assert_eq!(StoredMeta::decode(&empty.encode()), empty);
+    }
+
+    #[test]
+    fn damaged_attribute_reads_as_empty() {
+        let m = StoredMeta {
+            etag: Some("\"abc\"".into()),
+            ..Default::default()
+        };
+        let enc = m.encode();
+        for cut in 0..enc.len() {
+            assert_eq!(StoredMeta::decode(&enc[..cut]), StoredMeta::default());
+        }
+        assert_eq!(StoredMeta::decode(&[1, 7, 255, 255]), StoredMeta::default());
+    }
+
+    #[test]
+    fn metadata_limit() {
+        let mut opts = PutOptions::default();
+        opts.metadata
+            .insert("k".into(), "v".repeat(MAX_USER_METADATA));
+        assert_eq!(
+            StoredMeta::from_put(&opts, None).unwrap_err().code,
+            crate::ErrorCode::MetadataTooLarge
+        );
+    }
+}

@@ -1,5 +1,228 @@
 //! Bucket-name rules and the key → path mapping.
-use crate::Result;
+//!
+//! A key splits on `/` into directories plus a final file name. Every segment
+//! must be a name the file system can hold: not empty, not `.` or `..`, no NUL,
+//! at most NAME_MAX bytes. Names beginning with [`RESERVED_PREFIX`] belong to the
+//! engine (temporaries, multipart staging) and are neither listed nor
+//! addressable. Together with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` this
+//! keeps every request inside its bucket.
+
+use crate::{s3err, Result};
+
+/// S3's limit on a key, in UTF-8 bytes.
 pub const MAX_KEY_LEN: usize = 1024;
-pub fn validate_bucket_name(_name: &str) -> Result<()> { Ok(()) }
-pub fn validate_key(_key: &str) -> Result<()> { Ok(()) }
+/// The longest file name Linux file systems accept.
+pub const NAME_MAX: usize = 255;
+/// Entries whose names start with this are the engine's own.
+pub const RESERVED_PREFIX: &str = ".s3hpc";
+
+/// Checks a bucket name against the S3 naming rules for general-purpose buckets.
+pub fn validate_bucket_name(name: &str) -> Result<()> {
+    let bad = |why: &str| {
+        Err(s3err!(
+            InvalidBucketName,
+            "bucket name {name:?} is invalid: {why}; use 3-63 characters of a-z, 0-9, '.' \
+             and '-', starting and ending with a letter or digit"
+        ))
+    };
+    let b = name.as_bytes();
+    if b.len() < 3 || b.len() > 63 {
+        return bad("it must be 3 to 63 characters long");
+    }
+    if !b
+        .iter()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'.' || *c == b'-')
+    {
+        return bad("it contains a character other than a-z, 0-9, '.' or '-'");
+    }
+    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    if !alnum(b[0]) || !alnum(b[b.len() - 1]) {
+        return bad("it must start and end with a letter or digit");
+    }
+    if name.contains("..") {
+        return bad("it contains two adjacent periods");
+    }
+    if name.split('.').count() == 4 && name.split('.').all(|p| p.parse::<u8>().is_ok()) {
+        return bad("it is formatted as an IP address");
+    }
+    for prefix in ["xn--", "sthree-", "amzn-s3-demo-"] {
+        if name.starts_with(prefix) {
+            return bad("it starts with a prefix S3 reserves");
+        }
+    }
+    for suffix in ["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"] {
+        if name.ends_with(suffix) {
+            return bad("it ends with a suffix S3 reserves");
+        }
+    }
+    Ok(())
+}
+
+/// Checks that a key maps onto a path inside its bucket.
+pub fn validate_key(key: &str) -> Result<()> {
+    if key.is_empty() {
+        return Err(s3err!(
+            InvalidKey,
+            "the object key is empty; give a non-empty key"
+        ));
+    }
+    if key.len() > MAX_KEY_LEN {
+        return Err(s3err!(
+            KeyTooLong,
+            "the key is {} bytes long; S3 keys are at most {MAX_KEY_LEN} bytes",
+            key.len()
+        ));
+    }
+    for segment in key.split('/') {
+        validate_segment(key, segment)?;
+    }
+    Ok(())
+}
+
+fn validate_segment(key: &str, segment: &str) -> Result<()> {
+    let shown = || shorten(key);
+    if segment.is_empty() {
+        return Err(s3err!(
+            InvalidKey,
+            "key {:?} has an empty path segment (a leading, trailing or double '/'); \
+             keys map to file paths here, so remove the extra '/'",
+            shown()
+        ));
+    }
+    if segment == "." || segment == ".." {
+        return Err(s3err!(
+            InvalidKey,
+            "key {:?} has a '{segment}' segment, which cannot be a file name; rename the key",
+            shown()
+        ));
+    }
+    if segment.contains('\0') {
+        return Err(s3err!(InvalidKey, "key {:?} contains a NUL byte", shown()));
+    }
+    if segment.len() > NAME_MAX {
+        return Err(s3err!(
+            KeyTooLong,
+            "key {:?} has a segment of {} bytes; each '/'-separated segment is at most \
+             {NAME_MAX} bytes here",
+            shown(),
+            segment.len()
+        ));
+    }
+    if segment.starts_with(RESERVED_PREFIX) {
+        return Err(s3err!(
+            InvalidKey,
+            "key {:?} has a segment starting with {RESERVED_PREFIX:?}, which the engine reserves \
+             for its own files",
+            shown()
+        ));
+    }
+    Ok(())
+}
+
+/// A key cut short for error messages, so a hostile 1 MiB key cannot flood logs.
+fn shorten(key: &str) -> String {
+    const MAX: usize = 80;
+    if key.len() <= MAX {
+        return key.to_string();
+    }
+    let mut end = MAX;
+    while !key.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &key[..end])
+}
+
+/// A validated key, split into the directory part (relative to the bucket,
+/// maybe empty) and the final file name.
+pub(crate) struct KeyPath<'a> {
+    pub dir: &'a str,
+    pub name: &'a str,
+}
+
+pub(crate) fn split_key(key: &str) -> KeyPath<'_> {
+    match key.rfind('/') {
+        Some(i) => KeyPath {
+            dir: &key[..i],
+            name: &key[i + 1..],
+        },
+        None => KeyPath { dir: "", name: key },
+    }
+}
+
+/// Whether a directory entry is the engine's own and must stay hidden.
+pub(crate) fn is_reserved(name: &[u8]) -> bool {
+    name.starts_with(RESERVED_PREFIX.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorCode;
+
+    #[test]
+    fn bucket_names() {
+        for ok in ["abc", "my-bucket.1", "a".repeat(63).as_str(), "1-2"] {
+            assert!(validate_bucket_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "ab",
+            "Abc",
+            "a_b",
+            "-ab",
+            "ab-",
+            "a..b",
+            "192.168.1.1",
+            "xn--abc",
+            "abc-s3alias",
+            &"a".repeat(64),
+            "a/b",
+            "",
+            "..",
+        ] {
+            let e = validate_bucket_name(bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidBucketName, "{bad}");
+        }
+    }
+
+    #[test]
+    fn hostile_keys() {
+        let long_seg = "x".repeat(256);
+        let long_key = "a/".repeat(600);
+        for (key, code) in [
+            ("", ErrorCode::InvalidKey),
+            ("..", ErrorCode::InvalidKey),
+            ("../etc/passwd", ErrorCode::InvalidKey),
+            ("a/../../b", ErrorCode::InvalidKey),
+            ("./a", ErrorCode::InvalidKey),
+            ("/abs", ErrorCode::InvalidKey),
+            ("a//b", ErrorCode::InvalidKey),
+            ("a/", ErrorCode::InvalidKey),
+            ("a\0b", ErrorCode::InvalidKey),
+            (".s3hpc-tmp.x", ErrorCode::InvalidKey),
+            ("a/.s3hpc-uploads/x", ErrorCode::InvalidKey),
+            (long_seg.as_str(), ErrorCode::KeyTooLong),
+            (long_key.as_str(), ErrorCode::KeyTooLong),
+        ] {
+            assert_eq!(validate_key(key).unwrap_err().code, code, "{key:?}");
+        }
+        for ok in [
+            "a",
+            "a/b/c",
+            ".hidden",
+            "a..b",
+            "...",
+            "ü/ß",
+            &"x".repeat(255),
+        ] {
+            assert!(validate_key(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn split() {
+        let k = split_key("a/b/c");
+        assert_eq!((k.dir, k.name), ("a/b", "c"));
+        let k = split_key("c");
+        assert_eq!((k.dir, k.name), ("", "c"));
+    }
+}

@@ -1,15 +1,44 @@
 //! Object PUT, GET, HEAD, DELETE and COPY.
+//!
+//! Every operation resolves the key's directory once (cached, see `dirs`) and
+//! then acts on a single file name relative to it, never following a symlink.
+//! A PUT writes a hidden temporary in the target directory and renames it over
+//! the key, so readers see the old object or the new one, never a partial one.
+
+use crate::dirs::{open_dir_readable, DirCache};
+use crate::meta::{self, StoredMeta, EMPTY_MD5};
+use crate::names::{split_key, validate_bucket_name, validate_key};
 use crate::*;
+use md5::{Digest, Md5};
+use rustix::fs::{fstat, fsync, mkdirat, openat, renameat, statat, unlinkat, AtFlags, FileType};
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+use std::cell::RefCell;
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
+
+/// Chunk size for streaming: big enough to keep syscalls few, small enough
+/// that memory stays bounded whatever the object size.
+pub(crate) const CHUNK: usize = 1 << 20;
+/// S3's largest object.
+const MAX_OBJECT_SIZE: u64 = 5 << 40;
+
+thread_local! {
+    /// One streaming buffer per thread, reused across PUTs.
+    static CHUNK_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// One temporary-name buffer per thread.
+    static TEMP_NAME: RefCell<String> = const { RefCell::new(String::new()) };
+}
 
 /// A reader over the bytes a GET selected.
 pub struct ObjectReader {
-    file: std::io::Take<File>,
+    file: io::Take<File>,
 }
 
 impl Read for ObjectReader {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.file.read(buf)
     }
 }
@@ -17,27 +46,623 @@ impl Read for ObjectReader {
 /// The answer to a GET on the engine.
 pub struct GetResult {
     pub info: ObjectInfo,
+    /// `(offset, length)` of the bytes `body` yields.
     pub offset: u64,
     pub length: u64,
     pub body: ObjectReader,
 }
 
+/// Where the bytes of a new object come from.
+pub(crate) enum Source<'a> {
+    Body(PutBody<'a>),
+    /// Byte ranges of existing files, concatenated (copy, multipart complete).
+    Files(Vec<(File, u64, u64)>),
+}
+
+const NEW_FILE: OFlags = OFlags::CREATE
+    .union(OFlags::EXCL)
+    .union(OFlags::WRONLY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+const FILE_MODE: Mode = Mode::from_bits_truncate(0o666);
+
+pub(crate) fn dir_rel(bucket: &str, dir: &str) -> String {
+    if dir.is_empty() {
+        bucket.to_string()
+    } else {
+        let mut s = String::with_capacity(bucket.len() + 1 + dir.len());
+        s.push_str(bucket);
+        s.push('/');
+        s.push_str(dir);
+        s
+    }
+}
+
+fn is_regular(st: &rustix::fs::Stat) -> bool {
+    FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+}
+
 impl Store {
-    pub fn put_object(&self, _bucket: &str, _key: &str, _body: PutBody<'_>, _opts: &PutOptions) -> Result<String> { todo!() }
-    pub fn get_object(&self, _bucket: &str, _key: &str, _range: Option<ByteRange>) -> Result<GetResult> { todo!() }
-    pub fn head_object(&self, _bucket: &str, _key: &str) -> Result<ObjectInfo> { todo!() }
-    pub fn delete_object(&self, _bucket: &str, _key: &str) -> Result<()> { todo!() }
-    pub fn copy_object(&self, _sb: &str, _sk: &str, _db: &str, _dk: &str, _opts: Option<&PutOptions>) -> Result<ObjectInfo> { todo!() }
-    pub fn create_bucket(&self, _bucket: &str) -> Result<()> { todo!() }
-    pub fn delete_bucket(&self, _bucket: &str) -> Result<()> { todo!() }
-    pub fn head_bucket(&self, _bucket: &str) -> Result<()> { todo!() }
-    pub fn list_buckets(&self) -> Result<Vec<BucketInfo>> { todo!() }
-    pub fn list_objects(&self, _bucket: &str, _req: &ListRequest) -> Result<ListPage> { todo!() }
-    pub fn create_multipart_upload(&self, _bucket: &str, _key: &str, _opts: &PutOptions) -> Result<String> { todo!() }
-    pub fn upload_part(&self, _bucket: &str, _key: &str, _upload_id: &str, _n: u32, _body: PutBody<'_>) -> Result<String> { todo!() }
-    pub fn complete_multipart_upload(&self, _bucket: &str, _key: &str, _upload_id: &str, _parts: &[(u32, String)]) -> Result<ObjectInfo> { todo!() }
-    pub fn abort_multipart_upload(&self, _bucket: &str, _key: &str, _upload_id: &str) -> Result<()> { todo!() }
-    pub fn list_parts(&self, _bucket: &str, _key: &str, _upload_id: &str) -> Result<Vec<PartInfo>> { todo!() }
-    pub fn list_multipart_uploads(&self, _bucket: &str, _prefix: &str) -> Result<Vec<UploadInfo>> { todo!() }
-    pub fn sweep_temporaries(&self, _older_than: std::time::Duration) -> Result<usize> { Ok(0) }
+    /// Runs `op` on the cached fd of directory `rel`. If the op misses and the
+    /// cached directory turns out to have been removed (by another process),
+    /// resolves it again and retries once.
+    pub(crate) fn in_dir<T>(
+        &self,
+        rel: &str,
+        mut op: impl FnMut(BorrowedFd<'_>) -> io::Result<T>,
+    ) -> io::Result<T> {
+        let fd = self.dirs.get(self.root_fd.as_fd(), rel)?;
+        match op(fd.as_fd()) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && DirCache::is_dead(&fd) => {
+                self.dirs.forget(rel);
+                op(self.dirs.get(self.root_fd.as_fd(), rel)?.as_fd())
+            }
+            other => other,
+        }
+    }
+
+    /// Whether the bucket directory exists (used on error paths only).
+    pub(crate) fn bucket_exists(&self, bucket: &str) -> bool {
+        statat(&self.root_fd, bucket, AtFlags::SYMLINK_NOFOLLOW)
+            .map(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+            .unwrap_or(false)
+    }
+
+    /// Maps a failure to find an object onto NoSuchBucket or NoSuchKey.
+    fn missing(&self, bucket: &str, key: &str, e: io::Error) -> S3Error {
+        let gone = e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR);
+        if gone && !self.bucket_exists(bucket) {
+            s3err!(NoSuchBucket, "bucket {bucket:?} does not exist")
+        } else if gone {
+            s3err!(NoSuchKey, "no object {key:?} in bucket {bucket:?}")
+        } else {
+            S3Error::from_io(&e, &format!("{bucket}/{key}"))
+        }
+    }
+
+    /// Runs `op` in the directory that holds `key`, creating the directories
+    /// the key needs. Returns the directory fd used, with the op's result.
+    fn in_write_dir<T>(
+        &self,
+        bucket: &str,
+        key: &str,
+        rel: &str,
+        mut op: impl FnMut(BorrowedFd<'_>) -> io::Result<T>,
+    ) -> Result<(Arc<OwnedFd>, T)> {
+        // A directory can vanish between being made and being used (another
+        // writer's DELETE prunes it); a few attempts settle that race.
+        for _ in 0..4 {
+            let fd = match self.dirs.get(self.root_fd.as_fd(), rel) {
+                Ok(fd) => fd,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    self.make_dirs(bucket, key, rel)?;
+                    continue;
+                }
+                Err(e) => return Err(self.write_dir_error(bucket, key, e)),
+            };
+            match op(fd.as_fd()) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound && DirCache::is_dead(&fd) => {
+                    self.dirs.forget(rel);
+                }
+                Err(e) => return Err(S3Error::from_io(&e, &format!("{bucket}/{key}"))),
+                Ok(v) => return Ok((fd, v)),
+            }
+        }
+        Err(s3err!(
+            InternalError,
+            "the directory for {bucket}/{key} kept disappearing while writing; retry"
+        ))
+    }
+
+    fn write_dir_error(&self, bucket: &str, key: &str, e: io::Error) -> S3Error {
+        if e.raw_os_error() == Some(libc::ENOTDIR) {
+            s3err!(
+                KeyConflict,
+                "key {key:?} needs a directory where an object exists (a key cannot be both \
+                 an object and a prefix of other keys here)"
+            )
+        } else {
+            S3Error::from_io(&e, &format!("{bucket}/{key}"))
+        }
+    }
+
+    /// `mkdir -p` for the key's directory, one component at a time, each
+    /// relative to its already-resolved parent.
+    fn make_dirs(&self, bucket: &str, key: &str, rel: &str) -> Result<()> {
+        if !self.bucket_exists(bucket) {
+            return Err(s3err!(NoSuchBucket, "bucket {bucket:?} does not exist"));
+        }
+        let mut end = bucket.len();
+        while end < rel.len() {
+            let next = rel[end + 1..].find('/').map_or(rel.len(), |i| end + 1 + i);
+            let (parent, name) = (&rel[..end], &rel[end + 1..next]);
+            match self.in_dir(parent, |p| {
+                Ok(mkdirat(p, name, Mode::from_bits_truncate(0o777))?)
+            }) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
+                Err(e) => return Err(self.write_dir_error(bucket, key, e)),
+            }
+            end = next;
+        }
+        Ok(())
+    }
+
+    pub fn put_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: PutBody<'_>,
+        opts: &PutOptions,
+    ) -> Result<String> {
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        let stored = StoredMeta::from_put(opts, None)?;
+        if let PutBody::Stream { len: Some(n), .. } = body {
+            if n > MAX_OBJECT_SIZE {
+                return Err(s3err!(
+                    EntityTooLarge,
+                    "{n} bytes exceed the 5 TiB object limit"
+                ));
+            }
+        }
+        let empty = matches!(body, PutBody::Bytes(b) if b.is_empty())
+            || matches!(body, PutBody::Stream { len: Some(0), .. });
+        if empty && stored.is_empty() {
+            if let Some(etag) = self.create_empty(bucket, key)? {
+                return Ok(etag);
+            }
+        }
+        self.write_object(bucket, key, Source::Body(body), stored)
+    }
+
+    /// An empty object with no metadata is complete the moment it exists, so
+    /// it is created in place (`O_EXCL`) with no temporary and no rename.
+    /// Returns None if the key exists, which needs the replacing path.
+    fn create_empty(&self, bucket: &str, key: &str) -> Result<Option<String>> {
+        let kp = split_key(key);
+        let rel = dir_rel(bucket, kp.dir);
+        let res = self.in_write_dir(bucket, key, &rel, |d| {
+            match openat(d, kp.name, NEW_FILE, FILE_MODE) {
+                Ok(fd) => Ok(Some(fd)),
+                Err(Errno::EXIST) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        })?;
+        match res {
+            (dirfd, Some(_fd)) => {
+                if self.config.durability == Durability::Fsync {
+                    self.sync_dir(&dirfd, bucket, key)?;
+                }
+                Ok(Some(EMPTY_MD5.to_string()))
+            }
+            (_, None) => Ok(None),
+        }
+    }
+
+    /// Writes a new object from `source` into a temporary, then renames it
+    /// over the key. Returns the ETag.
+    pub(crate) fn write_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        source: Source<'_>,
+        mut stored: StoredMeta,
+    ) -> Result<String> {
+        let kp = split_key(key);
+        let rel = dir_rel(bucket, kp.dir);
+        TEMP_NAME.with_borrow_mut(|tmp| {
+            self.temps.next(tmp);
+            let (dirfd, fd) = self.in_write_dir(bucket, key, &rel, |d| {
+                Ok(openat(d, tmp.as_str(), NEW_FILE, FILE_MODE)?)
+            })?;
+            let result = self
+                .fill(&fd, source, &mut stored)
+                .and_then(|()| self.finish(&dirfd, &fd, tmp, kp.name, bucket, key, &stored));
+            if result.is_err() {
+                let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
+            }
+            result
+        })
+    }
+
+    /// Copies the source into the temporary, hashing it under the md5 policy
+    /// unless the caller already knows the ETag.
+    fn fill(&self, fd: &OwnedFd, source: Source<'_>, stored: &mut StoredMeta) -> Result<()> {
+        let mut hasher =
+            (self.config.etag == EtagPolicy::Md5 && stored.etag.is_none()).then(Md5::new);
+        let io_err = |e: io::Error| S3Error::from_io(&e, "writing object data");
+        match source {
+            Source::Body(PutBody::Bytes(b)) => {
+                if let Some(h) = hasher.as_mut() {
+                    h.update(b);
+                }
+                write_all(fd, b).map_err(io_err)?;
+            }
+            Source::Body(PutBody::Stream { reader, len }) => {
+                copy_stream(reader, len, fd, hasher.as_mut())?;
+            }
+            Source::Files(parts) => {
+                for (file, offset, len) in parts {
+                    copy_file(&file, offset, len, fd, hasher.as_mut()).map_err(io_err)?;
+                }
+            }
+        }
+        if let Some(h) = hasher {
+            stored.etag = Some(meta::md5_etag(&h.finalize()));
+        }
+        Ok(())
+    }
+
+    /// Stores metadata, syncs if asked, and renames the temporary into place.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        dirfd: &OwnedFd,
+        fd: &OwnedFd,
+        tmp: &str,
+        name: &str,
+        bucket: &str,
+        key: &str,
+        stored: &StoredMeta,
+    ) -> Result<String> {
+        let what = format!("{bucket}/{key}");
+        let st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
+        if st.st_size == 0 && stored.etag.as_deref() == Some(EMPTY_MD5) {
+            // The empty ETag is implied by the size; only other fields need storing.
+        }
+        if !stored.is_empty() {
+            self.store_meta(fd, &st, stored, &what)?;
+        }
+        if self.config.durability == Durability::Fsync {
+            fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
+        }
+        match renameat(dirfd, tmp, dirfd, name) {
+            Ok(()) => {}
+            Err(Errno::ISDIR) | Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => {
+                // The key names a directory. If it holds nothing, it is no
+                // prefix of any object and can give way.
+                if unlinkat(dirfd, name, AtFlags::REMOVEDIR).is_ok() {
+                    self.dirs
+                        .forget(&format!("{}/{}", dir_rel(bucket, split_key(key).dir), name));
+                    renameat(dirfd, tmp, dirfd, name)
+                        .map_err(|e| S3Error::from_io(&e.into(), &what))?;
+                } else {
+                    return Err(s3err!(
+                        KeyConflict,
+                        "key {key:?} is a prefix of other objects (a directory here); a key \
+                         cannot be both an object and a prefix"
+                    ));
+                }
+            }
+            Err(e) => return Err(S3Error::from_io(&e.into(), &what)),
+        }
+        if self.config.durability == Durability::Fsync {
+            self.sync_dir(dirfd, bucket, key)?;
+        }
+        Ok(match &stored.etag {
+            Some(e) => e.clone(),
+            None => meta::object_info(key, &st, None).etag,
+        })
+    }
+
+    fn store_meta(
+        &self,
+        fd: &OwnedFd,
+        st: &rustix::fs::Stat,
+        stored: &StoredMeta,
+        what: &str,
+    ) -> Result<()> {
+        match stored.write_to(fd) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+                // Without xattrs an MD5 ETag is merely lost (the fast one stands
+                // in); content type and user metadata cannot be dropped silently.
+                if stored.content_type.is_none() && stored.metadata.is_empty() {
+                    return Ok(());
+                }
+                return Err(s3err!(
+                    NotImplemented,
+                    "{what}: the data file system does not support user extended attributes, \
+                     so content type and metadata cannot be stored; mount it with xattr support"
+                ));
+            }
+            Err(e) => return Err(S3Error::from_io(&e, what)),
+        }
+        let mode = Mode::from_bits_truncate((st.st_mode & 0o7777) | meta::META_BIT);
+        rustix::fs::fchmod(fd, mode).map_err(|e| S3Error::from_io(&e.into(), what))
+    }
+
+    /// Makes a directory entry durable: fsync needs a readable fd, not O_PATH.
+    fn sync_dir(&self, dirfd: &OwnedFd, bucket: &str, key: &str) -> Result<()> {
+        let what = format!("{bucket}/{key}");
+        let d = openat(
+            dirfd,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| S3Error::from_io(&e.into(), &what))?;
+        fsync(&d).map_err(|e| S3Error::from_io(&e.into(), &what))
+    }
+
+    /// Opens an object for reading and returns its info and file.
+    fn open_object(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        let kp = split_key(key);
+        let rel = dir_rel(bucket, kp.dir);
+        let fd = self
+            .in_dir(&rel, |d| {
+                Ok(openat(
+                    d,
+                    kp.name,
+                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )?)
+            })
+            .map_err(|e| self.missing(bucket, key, e))?;
+        let st = fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), key))?;
+        if !is_regular(&st) {
+            return Err(s3err!(
+                NoSuchKey,
+                "no object {key:?} in bucket {bucket:?} (it is a prefix)"
+            ));
+        }
+        let stored = meta::has_meta(&st).then(|| StoredMeta::read_from(&fd));
+        Ok((meta::object_info(key, &st, stored), File::from(fd)))
+    }
+
+    pub fn get_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        range: Option<ByteRange>,
+    ) -> Result<GetResult> {
+        let (info, mut file) = self.open_object(bucket, key)?;
+        let (offset, length) = match range {
+            None => (0, info.size),
+            Some(r) => r.resolve(info.size)?,
+        };
+        if offset > 0 {
+            file.seek(SeekFrom::Start(offset))
+                .map_err(|e| S3Error::from_io(&e, key))?;
+        }
+        Ok(GetResult {
+            info,
+            offset,
+            length,
+            body: ObjectReader {
+                file: file.take(length),
+            },
+        })
+    }
+
+    pub fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        let kp = split_key(key);
+        let rel = dir_rel(bucket, kp.dir);
+        // One stat in the common case; the xattr only when the mode says so.
+        let (st, stored) = self
+            .in_dir(&rel, |d| {
+                let st = statat(d, kp.name, AtFlags::SYMLINK_NOFOLLOW)?;
+                if !is_regular(&st) || !meta::has_meta(&st) {
+                    return Ok((st, None));
+                }
+                let fd = openat(
+                    d,
+                    kp.name,
+                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )?;
+                Ok((fstat(&fd)?, Some(StoredMeta::read_from(&fd))))
+            })
+            .map_err(|e| self.missing(bucket, key, e))?;
+        if !is_regular(&st) {
+            return Err(s3err!(NoSuchKey, "no object {key:?} in bucket {bucket:?}"));
+        }
+        Ok(meta::object_info(key, &st, stored))
+    }
+
+    pub fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        let kp = split_key(key);
+        let rel = dir_rel(bucket, kp.dir);
+        match self.in_dir(&rel, |d| Ok(unlinkat(d, kp.name, AtFlags::empty())?)) {
+            Ok(()) => {
+                self.prune(bucket, kp.dir);
+                Ok(())
+            }
+            // Missing, or a directory (a prefix, not an object): nothing to do.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOENT | libc::ENOTDIR | libc::EISDIR)
+                ) =>
+            {
+                if self.bucket_exists(bucket) {
+                    Ok(())
+                } else {
+                    Err(s3err!(NoSuchBucket, "bucket {bucket:?} does not exist"))
+                }
+            }
+            Err(e) => Err(self.missing(bucket, key, e)),
+        }
+    }
+
+    /// Removes directories left empty by a delete, bottom up, so that no
+    /// listing shows a prefix without objects. Stops at the first non-empty one.
+    pub(crate) fn prune(&self, bucket: &str, mut dir: &str) {
+        while !dir.is_empty() {
+            let kp = split_key(dir);
+            let parent = dir_rel(bucket, kp.dir);
+            if self
+                .in_dir(&parent, |p| Ok(unlinkat(p, kp.name, AtFlags::REMOVEDIR)?))
+                .is_err()
+            {
+                return;
+            }
+            self.dirs.forget(&dir_rel(bucket, dir));
+            dir = kp.dir;
+        }
+    }
+
+    pub fn copy_object(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+    ) -> Result<ObjectInfo> {
+        validate_bucket_name(dst_bucket)?;
+        validate_key(dst_key)?;
+        let (src, file) = self.open_object(src_bucket, src_key)?;
+        let mut stored = match opts {
+            Some(o) => StoredMeta::from_put(o, None)?,
+            None => StoredMeta {
+                etag: None,
+                content_type: src.content_type.clone(),
+                metadata: src.metadata.clone(),
+            },
+        };
+        // Same bytes, same MD5: reuse a stored content hash instead of rehashing.
+        if self.config.etag == EtagPolicy::Md5 && !src.etag.contains('-') {
+            stored.etag = Some(src.etag.clone());
+        }
+        self.write_object(
+            dst_bucket,
+            dst_key,
+            Source::Files(vec![(file, 0, src.size)]),
+            stored,
+        )?;
+        self.head_object(dst_bucket, dst_key)
+    }
+
+    /// A readable fd for listing the directory `rel`.
+    pub(crate) fn open_listing(&self, rel: &str) -> io::Result<OwnedFd> {
+        open_dir_readable(self.root_fd.as_fd(), rel)
+    }
+}
+
+fn write_all(fd: &OwnedFd, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        match rustix::io::write(fd, buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Pulls a stream through the per-thread chunk buffer into `fd`.
+fn copy_stream(
+    reader: &mut dyn Read,
+    len: Option<u64>,
+    fd: &OwnedFd,
+    mut hasher: Option<&mut Md5>,
+) -> Result<()> {
+    CHUNK_BUF.with_borrow_mut(|buf| {
+        buf.resize(CHUNK, 0);
+        let mut total = 0u64;
+        loop {
+            let want = match len {
+                Some(n) if total >= n => break,
+                Some(n) => (n - total).min(CHUNK as u64) as usize,
+                None => CHUNK,
+            };
+            let got = match reader.read(&mut buf[..want]) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(s3err!(
+                        IncompleteBody,
+                        "reading the request body failed: {e}"
+                    ))
+                }
+            };
+            if let Some(h) = hasher.as_deref_mut() {
+                h.update(&buf[..got]);
+            }
+            write_all(fd, &buf[..got]).map_err(|e| S3Error::from_io(&e, "writing object data"))?;
+            total += got as u64;
+            if total > MAX_OBJECT_SIZE {
+                return Err(s3err!(
+                    EntityTooLarge,
+                    "the body exceeds the 5 TiB object limit"
+                ));
+            }
+        }
+        match len {
+            Some(n) if total < n => Err(s3err!(
+                IncompleteBody,
+                "the body ended after {total} of {n} announced bytes"
+            )),
+            _ => Ok(()),
+        }
+    })
+}
+
+/// Copies `len` bytes at `offset` of `src` to the end of `dst`: in the kernel
+/// (`copy_file_range`, reflinks where the file system can) unless the bytes
+/// must be hashed on the way.
+fn copy_file(
+    src: &File,
+    offset: u64,
+    len: u64,
+    dst: &OwnedFd,
+    hasher: Option<&mut Md5>,
+) -> io::Result<()> {
+    if hasher.is_none() {
+        let mut off = offset;
+        let end = offset + len;
+        while off < end {
+            let want = (end - off).min(1 << 30) as usize;
+            match rustix::fs::copy_file_range(src, Some(&mut off), dst, None, want) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(_) => {}
+                Err(Errno::INTR) => {}
+                Err(Errno::XDEV | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP)
+                    if off == offset =>
+                {
+                    return copy_file_buffered(src, offset, len, dst, None)
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        return Ok(());
+    }
+    copy_file_buffered(src, offset, len, dst, hasher)
+}
+
+fn copy_file_buffered(
+    src: &File,
+    offset: u64,
+    len: u64,
+    dst: &OwnedFd,
+    mut hasher: Option<&mut Md5>,
+) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    CHUNK_BUF.with_borrow_mut(|buf| {
+        buf.resize(CHUNK, 0);
+        let mut done = 0u64;
+        while done < len {
+            let want = (len - done).min(CHUNK as u64) as usize;
+            let n = src.read_at(&mut buf[..want], offset + done)?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            if let Some(h) = hasher.as_deref_mut() {
+                h.update(&buf[..n]);
+            }
+            write_all(dst, &buf[..n])?;
+            done += n as u64;
+        }
+        Ok(())
+    })
 }

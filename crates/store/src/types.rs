@@ -75,7 +75,10 @@ impl ByteRange {
             }
             ByteRange::Suffix(n) => {
                 if n == 0 {
-                    return Err(crate::s3err!(InvalidRange, "a suffix range of 0 bytes is empty"));
+                    return Err(crate::s3err!(
+                        InvalidRange,
+                        "a suffix range of 0 bytes is empty"
+                    ));
                 }
                 let n = n.min(size);
                 Ok((size - n, n))
