@@ -59,10 +59,10 @@ struct DirStamp {
 impl DirStamp {
     fn of(st: &Stat) -> DirStamp {
         DirStamp {
-            ino: st.st_ino as u64,
-            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
-            size: st.st_size as i64,
+            ino: st.st_ino,
+            mtime: (st.st_mtime, st.st_mtime_nsec as i64),
+            ctime: (st.st_ctime, st.st_ctime_nsec as i64),
+            size: st.st_size,
         }
     }
 }

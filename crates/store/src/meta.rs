@@ -152,8 +152,8 @@ impl<'a> Reader<'a> {
 /// whenever the object is replaced. It carries a `-` so that clients treat it
 /// as opaque, as they do multipart ETags, and never compare it with an MD5.
 pub(crate) fn fast_etag(st: &Stat) -> String {
-    let a = mix(st.st_ino as u64 ^ mix(st.st_size as u64));
-    let b = mix(st.st_mtime as u64 ^ mix(st.st_mtime_nsec as u64 ^ a));
+    let a = mix(st.st_ino ^ mix(st.st_size as u64));
+    let b = mix(st.st_mtime as u64 ^ mix(st.st_mtime_nsec ^ a));
     format!("\"{a:016x}{b:016x}-1\"")
 }
 
