@@ -1,45 +1,562 @@
 //! Multipart uploads.
+//!
+//! An upload is staged in a hidden directory inside its bucket,
+//! `<bucket>/.s3hpc-uploads/<upload-id>/`, holding an `info` file (key, content
+//! type, metadata) and one file per part, each written atomically like an
+//! object. Completion concatenates the parts into a temporary in the key's
+//! directory (`copy_file_range`: no data passes through user space) and
+//! renames it into place, so the object appears whole or not at all.
+
+use crate::meta::{self, StoredMeta};
+use crate::names::{validate_bucket_name, validate_key};
+use crate::object::{dir_rel, Source};
 use crate::*;
+use md5::{Digest, Md5};
+use rustix::fs::{statat, unlinkat, AtFlags, Dir, FileType};
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const UPLOADS: &str = ".s3hpc-uploads";
+const INFO: &str = "info";
+const PART_PREFIX: &str = "part.";
+const MAX_PART_NUMBER: u32 = 10_000;
+/// S3's minimum size of every part but the last.
+pub const MIN_PART_SIZE: u64 = 5 << 20;
+
+fn upload_key(upload_id: &str, file: &str) -> String {
+    format!("{UPLOADS}/{upload_id}/{file}")
+}
+
+fn part_file(n: u32) -> String {
+    format!("{PART_PREFIX}{n:05}")
+}
+
+/// A fresh id: 32 hex digits from time, pid, host and a counter, so ids from
+/// many processes on many nodes never collide.
+fn new_upload_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let host = rustix::system::uname()
+        .nodename()
+        .to_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ *b as u64).wrapping_mul(0x100_0000_01b3)
+        });
+    let c = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut md5 = Md5::new();
+    md5.update(nanos.to_le_bytes());
+    md5.update(host.to_le_bytes());
+    md5.update((std::process::id() as u64).to_le_bytes());
+    md5.update(c.to_le_bytes());
+    md5.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An upload id is only ever 32 lowercase hex digits; anything else (a path,
+/// `..`) is rejected before it comes near the file system.
+fn check_upload_id(upload_id: &str) -> Result<()> {
+    if upload_id.len() == 32
+        && upload_id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        Ok(())
+    } else {
+        Err(s3err!(
+            NoSuchUpload,
+            "upload id {:?} is not one this server issued",
+            upload_id.get(..64).unwrap_or(upload_id)
+        ))
+    }
+}
+
+fn unquote(etag: &str) -> &str {
+    etag.trim().trim_matches('"')
+}
+
+fn encode_info(key: &str, stored: &StoredMeta) -> Vec<u8> {
+    let mut out = (key.len() as u16).to_le_bytes().to_vec();
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(&stored.encode());
+    out
+}
+
+fn decode_info(buf: &[u8]) -> Option<(String, StoredMeta)> {
+    let n = u16::from_le_bytes(buf.get(..2)?.try_into().ok()?) as usize;
+    let key = std::str::from_utf8(buf.get(2..2 + n)?).ok()?.to_string();
+    Some((key, StoredMeta::decode(&buf[2 + n..])))
+}
+
 impl Store {
     pub fn create_multipart_upload(
         &self,
-        _bucket: &str,
-        _key: &str,
-        _opts: &PutOptions,
+        bucket: &str,
+        key: &str,
+        opts: &PutOptions,
     ) -> Result<String> {
-        Err(s3err!(NotImplemented, "multipart is not implemented yet"))
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        let stored = StoredMeta::from_put(opts, None)?;
+        self.head_bucket(bucket)?;
+        let id = new_upload_id();
+        let info = encode_info(key, &stored);
+        self.write_object(
+            bucket,
+            &upload_key(&id, INFO),
+            Source::Body(PutBody::Bytes(&info)),
+            StoredMeta::default(),
+        )?;
+        Ok(id)
     }
+
+    /// Reads the upload's info and checks that it belongs to `key`.
+    fn upload_info(&self, bucket: &str, key: &str, upload_id: &str) -> Result<StoredMeta> {
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        check_upload_id(upload_id)?;
+        let no_upload = || {
+            s3err!(NoSuchUpload, "no upload {upload_id} for key {key:?} in bucket {bucket:?}; it was completed, aborted or never started")
+        };
+        let mut got = match self.get_unchecked(bucket, &upload_key(upload_id, INFO), None) {
+            Ok(g) => g,
+            Err(e) if e.code == ErrorCode::NoSuchKey => return Err(no_upload()),
+            Err(e) => return Err(e),
+        };
+        let mut buf = Vec::new();
+        got.body
+            .by_ref()
+            .take(64 << 10)
+            .read_to_end(&mut buf)
+            .map_err(|e| S3Error::from_io(&e, "upload info"))?;
+        match decode_info(&buf) {
+            Some((k, stored)) if k == key => Ok(stored),
+            _ => Err(no_upload()),
+        }
+    }
+
     pub fn upload_part(
         &self,
-        _bucket: &str,
-        _key: &str,
-        _upload_id: &str,
-        _n: u32,
-        _body: PutBody<'_>,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        part_number: u32,
+        body: PutBody<'_>,
     ) -> Result<String> {
-        Err(s3err!(NotImplemented, "multipart is not implemented yet"))
+        if !(1..=MAX_PART_NUMBER).contains(&part_number) {
+            return Err(s3err!(
+                InvalidArgument,
+                "part number {part_number} is outside 1..={MAX_PART_NUMBER}"
+            ));
+        }
+        self.upload_info(bucket, key, upload_id)?;
+        let part = upload_key(upload_id, &part_file(part_number));
+        let etag = self.write_object(bucket, &part, Source::Body(body), StoredMeta::default())?;
+        // An abort that raced with this part may have removed the upload.
+        if self.upload_info(bucket, key, upload_id).is_err() {
+            let _ = self.abort_multipart_upload(bucket, key, upload_id);
+            return Err(s3err!(
+                NoSuchUpload,
+                "upload {upload_id} was aborted while part {part_number} was written"
+            ));
+        }
+        Ok(etag)
     }
+
     pub fn complete_multipart_upload(
         &self,
-        _bucket: &str,
-        _key: &str,
-        _upload_id: &str,
-        _parts: &[(u32, String)],
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
     ) -> Result<ObjectInfo> {
-        Err(s3err!(NotImplemented, "multipart is not implemented yet"))
+        let mut stored = self.upload_info(bucket, key, upload_id)?;
+        if parts.is_empty() {
+            return Err(s3err!(
+                InvalidArgument,
+                "a multipart upload needs at least one part"
+            ));
+        }
+        if parts.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err(s3err!(
+                InvalidPartOrder,
+                "parts must be listed in ascending part-number order without repeats"
+            ));
+        }
+        let have = self.list_parts(bucket, key, upload_id)?;
+        let mut files = Vec::with_capacity(parts.len());
+        let mut md5_of_md5s = Md5::new();
+        for (i, (n, etag)) in parts.iter().enumerate() {
+            let Some(p) = have.iter().find(|p| p.part_number == *n) else {
+                return Err(s3err!(
+                    InvalidPart,
+                    "part {n} was never uploaded (or its upload failed)"
+                ));
+            };
+            if unquote(&p.etag) != unquote(etag) {
+                return Err(s3err!(
+                    InvalidPart,
+                    "part {n} has ETag {} but the request names {etag}",
+                    p.etag
+                ));
+            }
+            if i + 1 < parts.len() && p.size < MIN_PART_SIZE {
+                return Err(s3err!(
+                    EntityTooSmall,
+                    "part {n} is {} bytes; every part but the last must be at least 5 MiB",
+                    p.size
+                ));
+            }
+            let hex = unquote(&p.etag);
+            match decode_hex(hex) {
+                Some(bytes) => md5_of_md5s.update(bytes),
+                None => md5_of_md5s.update(hex.as_bytes()),
+            }
+            let got = self.get_unchecked(bucket, &upload_key(upload_id, &part_file(*n)), None)?;
+            files.push((got.body.into_file(), 0, got.length));
+        }
+        stored.etag = Some(format!(
+            "\"{}-{}\"",
+            meta::md5_etag(&md5_of_md5s.finalize()).trim_matches('"'),
+            parts.len()
+        ));
+        self.write_object(bucket, key, Source::Files(files), stored)?;
+        self.remove_upload(bucket, upload_id);
+        self.head_object(bucket, key)
     }
-    pub fn abort_multipart_upload(
-        &self,
-        _bucket: &str,
-        _key: &str,
-        _upload_id: &str,
-    ) -> Result<()> {
-        Err(s3err!(NotImplemented, "multipart is not implemented yet"))
+
+    pub fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
+        self.upload_info(bucket, key, upload_id)?;
+        self.remove_upload(bucket, upload_id);
+        Ok(())
     }
-    pub fn list_parts(&self, _bucket: &str, _key: &str, _upload_id: &str) -> Result<Vec<PartInfo>> {
-        Err(s3err!(NotImplemented, "multipart is not implemented yet"))
+
+    /// Removes an upload's staging directory and, if it was the last, the
+    /// uploads directory.
+    fn remove_upload(&self, bucket: &str, upload_id: &str) {
+        let rel = dir_rel(bucket, &format!("{UPLOADS}/{upload_id}"));
+        if let Ok(fd) = self.open_listing(&rel) {
+            if let Ok(dir) = Dir::read_from(&fd) {
+                for e in dir.flatten() {
+                    let name = e.file_name();
+                    if name.to_bytes() != b"." && name.to_bytes() != b".." {
+                        let _ = unlinkat(&fd, name, AtFlags::empty());
+                    }
+                }
+            }
+        }
+        self.dirs.forget(&rel);
+        let uploads = dir_rel(bucket, UPLOADS);
+        let _ = self.in_dir(&uploads, |d| {
+            Ok(unlinkat(d, upload_id, AtFlags::REMOVEDIR)?)
+        });
+        let _ = self.in_dir(bucket, |d| Ok(unlinkat(d, UPLOADS, AtFlags::REMOVEDIR)?));
+        self.dirs.forget(&uploads);
     }
-    pub fn list_multipart_uploads(&self, _bucket: &str, _prefix: &str) -> Result<Vec<UploadInfo>> {
-        Err(s3err!(NotImplemented, "multipart is not implemented yet"))
+
+    pub fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
+        self.upload_info(bucket, key, upload_id)?;
+        let rel = dir_rel(bucket, &format!("{UPLOADS}/{upload_id}"));
+        let fd = self
+            .open_listing(&rel)
+            .map_err(|e| S3Error::from_io(&e, "upload parts"))?;
+        let mut parts = Vec::new();
+        for e in Dir::read_from(&fd)
+            .map_err(|e| S3Error::from_io(&e.into(), "upload parts"))?
+            .flatten()
+        {
+            let Ok(name) = e.file_name().to_str() else {
+                continue;
+            };
+            let Some(n) = name
+                .strip_prefix(PART_PREFIX)
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let info = self.head_unchecked(bucket, &upload_key(upload_id, name))?;
+            parts.push(PartInfo {
+                part_number: n,
+                size: info.size,
+                etag: info.etag,
+                last_modified: info.last_modified,
+            });
+        }
+        parts.sort_by_key(|p| p.part_number);
+        Ok(parts)
+    }
+
+    pub fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
+        self.head_bucket(bucket)?;
+        let Ok(fd) = self.open_listing(&dir_rel(bucket, UPLOADS)) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for e in Dir::read_from(&fd)
+            .map_err(|e| S3Error::from_io(&e.into(), "uploads"))?
+            .flatten()
+        {
+            let Ok(id) = e.file_name().to_str() else {
+                continue;
+            };
+            if check_upload_id(id).is_err() {
+                continue;
+            }
+            let Ok(mut got) = self.get_unchecked(bucket, &upload_key(id, INFO), None) else {
+                continue;
+            };
+            let mut buf = Vec::new();
+            if got
+                .body
+                .by_ref()
+                .take(64 << 10)
+                .read_to_end(&mut buf)
+                .is_err()
+            {
+                continue;
+            }
+            let Some((key, _)) = decode_info(&buf) else {
+                continue;
+            };
+            if key.starts_with(prefix) {
+                out.push(UploadInfo {
+                    key,
+                    upload_id: id.to_string(),
+                    initiated: got.info.last_modified,
+                });
+            }
+        }
+        out.sort_by(|a, b| (a.key.as_bytes(), a.initiated).cmp(&(b.key.as_bytes(), b.initiated)));
+        Ok(out)
+    }
+
+    /// Removes temporaries left by killed writers anywhere under the data
+    /// root, if older than `older_than`. Younger ones may belong to a live
+    /// writer on another node and are left alone. Returns how many went.
+    pub fn sweep_temporaries(&self, older_than: std::time::Duration) -> Result<usize> {
+        let root = self
+            .open_listing("")
+            .map_err(|e| S3Error::from_io(&e, "data root"))?;
+        let cutoff = SystemTime::now()
+            .checked_sub(older_than)
+            .unwrap_or(UNIX_EPOCH);
+        Ok(sweep_dir(&root, cutoff))
+    }
+}
+
+fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
+    let Ok(entries) = Dir::read_from(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let bytes = name.to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let Ok(st) = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::Directory => {
+                let flags = rustix::fs::OFlags::RDONLY
+                    | rustix::fs::OFlags::DIRECTORY
+                    | rustix::fs::OFlags::NOFOLLOW
+                    | rustix::fs::OFlags::CLOEXEC;
+                if let Ok(sub) =
+                    rustix::fs::openat(dir.as_fd(), name, flags, rustix::fs::Mode::empty())
+                {
+                    removed += sweep_dir(&sub, cutoff);
+                }
+            }
+            FileType::RegularFile if bytes.starts_with(crate::temp::TEMP_PREFIX.as_bytes()) => {
+                if meta::mtime(&st) <= cutoff && unlinkat(dir, name, AtFlags::empty()).is_ok() {
+                    removed += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    removed
+}
+
+fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(etag: EtagPolicy) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = StoreConfig {
+            etag,
+            durability: Durability::None,
+        };
+        let s = Store::open(dir.path(), config).unwrap();
+        s.create_bucket("bkt").unwrap();
+        (dir, s)
+    }
+
+    fn read_all(s: &Store, key: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        s.get_object("bkt", key, None)
+            .unwrap()
+            .body
+            .read_to_end(&mut v)
+            .unwrap();
+        v
+    }
+
+    #[test]
+    fn complete_concatenates_parts_in_order() {
+        for policy in [EtagPolicy::Md5, EtagPolicy::Fast] {
+            let (_d, s) = store(policy);
+            let mut opts = PutOptions::default();
+            opts.content_type = Some("text/plain".into());
+            opts.metadata.insert("k".into(), "v".into());
+            let id = s.create_multipart_upload("bkt", "dir/obj", &opts).unwrap();
+            let p1 = vec![1u8; MIN_PART_SIZE as usize];
+            let p2 = b"tail".to_vec();
+            // Uploaded out of order, and part 1 twice: the last upload wins.
+            let e2 = s
+                .upload_part("bkt", "dir/obj", &id, 2, PutBody::Bytes(&p2))
+                .unwrap();
+            s.upload_part("bkt", "dir/obj", &id, 1, PutBody::Bytes(b"junk"))
+                .unwrap();
+            let e1 = s
+                .upload_part("bkt", "dir/obj", &id, 1, PutBody::Bytes(&p1))
+                .unwrap();
+            let parts = s.list_parts("bkt", "dir/obj", &id).unwrap();
+            assert_eq!(
+                parts.iter().map(|p| p.part_number).collect::<Vec<_>>(),
+                [1, 2]
+            );
+            assert_eq!(
+                s.list_multipart_uploads("bkt", "").unwrap()[0].upload_id,
+                id
+            );
+            // Not visible before completion.
+            assert!(s.head_object("bkt", "dir/obj").is_err());
+            let info = s
+                .complete_multipart_upload("bkt", "dir/obj", &id, &[(1, e1), (2, e2)])
+                .unwrap();
+            assert!(info.etag.ends_with("-2\""), "{}", info.etag);
+            assert_eq!(info.content_type.as_deref(), Some("text/plain"));
+            assert_eq!(info.metadata.get("k").map(String::as_str), Some("v"));
+            let mut want = p1.clone();
+            want.extend_from_slice(&p2);
+            assert_eq!(read_all(&s, "dir/obj"), want);
+            assert!(s.list_multipart_uploads("bkt", "").unwrap().is_empty());
+            // The staging area is gone, so the bucket can be deleted once empty.
+            s.delete_object("bkt", "dir/obj").unwrap();
+            s.delete_bucket("bkt").unwrap();
+        }
+    }
+
+    #[test]
+    fn md5_multipart_etag_matches_s3() {
+        let (_d, s) = store(EtagPolicy::Md5);
+        let id = s
+            .create_multipart_upload("bkt", "o", &PutOptions::default())
+            .unwrap();
+        let e1 = s
+            .upload_part("bkt", "o", &id, 1, PutBody::Bytes(b"abc"))
+            .unwrap();
+        assert_eq!(e1, "\"900150983cd24fb0d6963f7d28e17f72\"");
+        let info = s
+            .complete_multipart_upload("bkt", "o", &id, &[(1, e1)])
+            .unwrap();
+        // md5(md5("abc")) over the binary digest, then "-1".
+        let mut h = Md5::new();
+        h.update(decode_hex("900150983cd24fb0d6963f7d28e17f72").unwrap());
+        let want = format!("\"{}-1\"", meta::md5_etag(&h.finalize()).trim_matches('"'));
+        assert_eq!(info.etag, want);
+    }
+
+    #[test]
+    fn errors() {
+        let (_d, s) = store(EtagPolicy::Md5);
+        let id = s
+            .create_multipart_upload("bkt", "o", &PutOptions::default())
+            .unwrap();
+        let e1 = s
+            .upload_part("bkt", "o", &id, 1, PutBody::Bytes(b"small"))
+            .unwrap();
+        let e2 = s
+            .upload_part("bkt", "o", &id, 2, PutBody::Bytes(b"x"))
+            .unwrap();
+        let code = |r: Result<ObjectInfo>| r.unwrap_err().code;
+        assert_eq!(
+            code(s.complete_multipart_upload("bkt", "o", &id, &[(2, e2.clone()), (1, e1.clone())])),
+            ErrorCode::InvalidPartOrder
+        );
+        assert_eq!(
+            code(s.complete_multipart_upload("bkt", "o", &id, &[(1, e1.clone()), (2, e2.clone())])),
+            ErrorCode::EntityTooSmall
+        );
+        assert_eq!(
+            code(s.complete_multipart_upload("bkt", "o", &id, &[(1, e2.clone())])),
+            ErrorCode::InvalidPart
+        );
+        assert_eq!(
+            code(s.complete_multipart_upload("bkt", "o", &id, &[(3, e2.clone())])),
+            ErrorCode::InvalidPart
+        );
+        assert_eq!(
+            code(s.complete_multipart_upload("bkt", "other", &id, &[(1, e1.clone())])),
+            ErrorCode::NoSuchUpload
+        );
+        assert_eq!(
+            code(s.complete_multipart_upload("bkt", "o", "../../etc", &[(1, e1.clone())])),
+            ErrorCode::NoSuchUpload
+        );
+        assert_eq!(
+            s.upload_part("bkt", "o", &id, 0, PutBody::Bytes(b""))
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidArgument
+        );
+        s.abort_multipart_upload("bkt", "o", &id).unwrap();
+        assert_eq!(
+            s.abort_multipart_upload("bkt", "o", &id).unwrap_err().code,
+            ErrorCode::NoSuchUpload
+        );
+        assert!(s
+            .list_objects("bkt", &ListRequest::default())
+            .unwrap()
+            .objects
+            .is_empty());
+        s.delete_bucket("bkt").unwrap();
+    }
+
+    #[test]
+    fn sweep_removes_only_old_temporaries() {
+        let (d, s) = store(EtagPolicy::Fast);
+        std::fs::create_dir_all(d.path().join("bkt/a")).unwrap();
+        let tmp = d.path().join("bkt/a/.s3hpc-tmp.otherhost.1.0");
+        std::fs::write(&tmp, b"partial").unwrap();
+        std::fs::write(d.path().join("bkt/a/obj"), b"keep").unwrap();
+        assert_eq!(
+            s.sweep_temporaries(std::time::Duration::from_secs(3600))
+                .unwrap(),
+            0
+        );
+        assert!(tmp.exists());
+        assert_eq!(s.sweep_temporaries(std::time::Duration::ZERO).unwrap(), 1);
+        assert!(!tmp.exists());
+        assert!(d.path().join("bkt/a/obj").exists());
     }
 }

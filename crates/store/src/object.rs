@@ -37,6 +37,13 @@ pub struct ObjectReader {
     file: io::Take<File>,
 }
 
+impl ObjectReader {
+    /// The open file underneath (for copying without user-space buffers).
+    pub(crate) fn into_file(self) -> File {
+        self.file.into_inner()
+    }
+}
+
 impl Read for ObjectReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.file.read(buf)
@@ -390,6 +397,12 @@ impl Store {
     fn open_object(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
+        self.open_unchecked(bucket, key)
+    }
+
+    /// [`Store::open_object`] for a key already checked, or one of the
+    /// engine's own (multipart staging).
+    fn open_unchecked(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         let fd = self
@@ -419,7 +432,18 @@ impl Store {
         key: &str,
         range: Option<ByteRange>,
     ) -> Result<GetResult> {
-        let (info, mut file) = self.open_object(bucket, key)?;
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        self.get_unchecked(bucket, key, range)
+    }
+
+    pub(crate) fn get_unchecked(
+        &self,
+        bucket: &str,
+        key: &str,
+        range: Option<ByteRange>,
+    ) -> Result<GetResult> {
+        let (info, mut file) = self.open_unchecked(bucket, key)?;
         let (offset, length) = match range {
             None => (0, info.size),
             Some(r) => r.resolve(info.size)?,
@@ -441,6 +465,10 @@ impl Store {
     pub fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
+        self.head_unchecked(bucket, key)
+    }
+
+    pub(crate) fn head_unchecked(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         // One stat in the common case; the xattr only when the mode says so.
