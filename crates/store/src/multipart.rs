@@ -374,10 +374,12 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
                     removed += sweep_dir(&sub, cutoff);
                 }
             }
-            FileType::RegularFile if bytes.starts_with(crate::temp::TEMP_PREFIX.as_bytes()) => {
-                if meta::mtime(&st) <= cutoff && unlinkat(dir, name, AtFlags::empty()).is_ok() {
-                    removed += 1;
-                }
+            FileType::RegularFile
+                if bytes.starts_with(crate::temp::TEMP_PREFIX.as_bytes())
+                    && meta::mtime(&st) <= cutoff
+                    && unlinkat(dir, name, AtFlags::empty()).is_ok() =>
+            {
+                removed += 1;
             }
             _ => {}
         }
@@ -386,7 +388,7 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -424,8 +426,10 @@ mod tests {
     fn complete_concatenates_parts_in_order() {
         for policy in [EtagPolicy::Md5, EtagPolicy::Fast] {
             let (_d, s) = store(policy);
-            let mut opts = PutOptions::default();
-            opts.content_type = Some("text/plain".into());
+            let mut opts = PutOptions {
+                content_type: Some("text/plain".into()),
+                ..Default::default()
+            };
             opts.metadata.insert("k".into(), "v".into());
             let id = s.create_multipart_upload("bkt", "dir/obj", &opts).unwrap();
             let p1 = vec![1u8; MIN_PART_SIZE as usize];
