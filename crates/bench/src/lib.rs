@@ -1,1 +1,17 @@
+//! s3hpc-bench: HPC access patterns (the IO500 phases) over POSIX and S3,
+//! side by side, with per-op latency and IO500-comparable output.
+//!
+//! Layers: phases (`io500`) → `StorageApi` (`storage::posix`, `storage::s3`
+//! over any `S3Client`) with ranks coordinating through `Comm`. `backend`
+//! names the storage stacks; `suite` runs them one after another in a run
+//! directory it owns, and `output` prints and saves the results.
 
+pub mod backend;
+pub mod comm;
+pub mod io500;
+pub mod latency;
+pub mod output;
+pub mod pattern;
+pub mod rundir;
+pub mod storage;
+pub mod suite;

@@ -1,0 +1,295 @@
+//! The IO500 suite: its phases in the standard order, over one `StorageApi`
+//! and one `Comm`.
+
+pub mod find;
+pub mod ior;
+pub mod mdtest;
+pub mod phase;
+pub mod score;
+
+use crate::comm::{run_threads, Comm};
+use crate::latency::LatencySummary;
+use crate::pattern::Pattern;
+use crate::storage::StorageApi;
+use ior::IorLayout;
+use mdtest::{MdLayout, MdOp};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Which IO500 score a phase feeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Group {
+    Bandwidth,
+    Metadata,
+    /// Reported, not scored (timestamp).
+    None,
+}
+
+/// One phase's outcome, over all ranks.
+#[derive(Debug, Clone)]
+pub struct PhaseResult {
+    pub name: &'static str,
+    pub group: Group,
+    /// GiB/s or kIOPS (see `unit`).
+    pub value: f64,
+    pub ops: u64,
+    pub bytes: u64,
+    /// Phase wall time, barrier to the slowest rank's end.
+    pub seconds: f64,
+    /// Ops done when the stonewall struck, and when (write phases).
+    pub stonewall_ops: u64,
+    pub stonewall_seconds: f64,
+    pub latency: LatencySummary,
+    pub valid: bool,
+    /// Why a phase is not valid, and other remarks.
+    pub notes: Vec<String>,
+    /// find: files matched.
+    pub matches: Option<u64>,
+}
+
+impl PhaseResult {
+    pub fn empty(name: &'static str, group: Group) -> PhaseResult {
+        PhaseResult {
+            name,
+            group,
+            value: 0.0,
+            ops: 0,
+            bytes: 0,
+            seconds: 0.0,
+            stonewall_ops: 0,
+            stonewall_seconds: 0.0,
+            latency: LatencySummary::default(),
+            valid: true,
+            notes: Vec::new(),
+            matches: None,
+        }
+    }
+
+    /// IO500's rule: `GiB/s` when the name starts with 'i', else `kIOPS`.
+    pub fn unit(&self) -> &'static str {
+        if self.name.starts_with('i') {
+            "GiB/s"
+        } else {
+            "kIOPS"
+        }
+    }
+
+    pub fn scored(&self) -> bool {
+        self.group != Group::None
+    }
+
+    /// IO500 marks a write phase that ran shorter than the stonewall invalid;
+    /// here that happens when the per-rank cap stopped it.
+    pub(crate) fn check_stonewall(&mut self, stonewall: Duration, cap_total: u64) {
+        if self.seconds < stonewall.as_secs_f64() {
+            self.valid = false;
+            self.notes.push(format!(
+                "ended after {:.3} s, before the {:.3} s stonewall, at the cap of {cap_total} ops; raise the cap",
+                self.seconds,
+                stonewall.as_secs_f64()
+            ));
+        }
+    }
+}
+
+/// Per-rank limits, so that a run stays bounded in space and time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Caps {
+    pub ior_easy_bytes_per_rank: u64,
+    pub ior_hard_segments_per_rank: u64,
+    pub mdtest_easy_files_per_rank: u64,
+    pub mdtest_hard_files_per_rank: u64,
+}
+
+impl Default for Caps {
+    /// Sized for a small node (2 cores, 24 GiB); the suite lowers them when
+    /// the target file system has less room.
+    fn default() -> Self {
+        Caps {
+            ior_easy_bytes_per_rank: 4 << 30,
+            ior_hard_segments_per_rank: 20_000, // 0.9 GiB per rank
+            mdtest_easy_files_per_rank: 400_000,
+            mdtest_hard_files_per_rank: 200_000, // 0.75 GiB per rank
+        }
+    }
+}
+
+impl Caps {
+    /// Bytes one rank may write at most.
+    pub fn bytes_per_rank(&self) -> u64 {
+        self.ior_easy_bytes_per_rank
+            + self.ior_hard_segments_per_rank * ior::HARD_TRANSFER as u64
+            + self.mdtest_hard_files_per_rank * mdtest::HARD_FILE_SIZE as u64
+    }
+
+    /// Scales the data caps down so that `ranks` ranks write at most
+    /// `budget` bytes. Returns whether anything changed.
+    pub fn fit(&mut self, ranks: u64, budget: u64) -> bool {
+        let need = self.bytes_per_rank() * ranks.max(1);
+        if need <= budget {
+            return false;
+        }
+        let f = budget as f64 / need as f64;
+        let scale = |v: u64, min: u64| ((v as f64 * f) as u64).max(min);
+        self.ior_easy_bytes_per_rank =
+            scale(self.ior_easy_bytes_per_rank, ior::EASY_TRANSFER as u64);
+        self.ior_hard_segments_per_rank = scale(self.ior_hard_segments_per_rank, 1);
+        self.mdtest_hard_files_per_rank = scale(self.mdtest_hard_files_per_rank, 1);
+        true
+    }
+}
+
+/// Called on rank 0 after each phase, before the next starts (tests use it
+/// to tamper with the data between write and read).
+pub type PhaseHook = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Everything the phases need besides the storage and the ranks.
+#[derive(Clone)]
+pub struct Io500Params {
+    pub stonewall: Duration,
+    pub caps: Caps,
+    pub pattern: Pattern,
+    /// The file whose mtime is find's `-newer` reference (IO500 puts it in
+    /// the result directory, outside the data tree).
+    pub timestamp_file: PathBuf,
+    pub after_phase: Option<PhaseHook>,
+}
+
+impl Io500Params {
+    pub fn new(stonewall: Duration, caps: Caps, seed: u64, timestamp_file: PathBuf) -> Self {
+        Io500Params {
+            stonewall,
+            caps,
+            pattern: Pattern::new(seed, ior::EASY_TRANSFER),
+            timestamp_file,
+            after_phase: None,
+        }
+    }
+}
+
+/// The phases in IO500's standard order, with the ones of later issues out.
+pub const PHASES: &[&str] = &[
+    "ior-easy-write",
+    "mdtest-easy-write",
+    "timestamp",
+    "ior-hard-write",
+    "mdtest-hard-write",
+    "find",
+    "ior-easy-read",
+    "mdtest-easy-stat",
+    "ior-hard-read",
+    "mdtest-hard-stat",
+    "mdtest-easy-delete",
+    "mdtest-hard-read",
+    "mdtest-hard-delete",
+];
+
+/// Runs the suite with thread ranks. Returns the phase results in run order.
+pub fn run(storage: &dyn StorageApi, ranks: usize, p: &Io500Params) -> anyhow::Result<Vec<PhaseResult>> {
+    let mut per_rank = run_threads(ranks, |comm| run_rank(comm, storage, p));
+    // Rank 0 holds the results; every rank holds the same error.
+    per_rank.swap_remove(0)
+}
+
+/// One rank's part of the suite. Rank 0 returns the results, the others an
+/// empty list; all return the error if any rank failed.
+pub fn run_rank(comm: &dyn Comm, storage: &dyn StorageApi, p: &Io500Params) -> anyhow::Result<Vec<PhaseResult>> {
+    let mut out = Vec::new();
+    let mut done = |r: Option<PhaseResult>| {
+        if let Some(r) = r {
+            if let Some(hook) = &p.after_phase {
+                hook(r.name);
+            }
+            out.push(r);
+        }
+    };
+    let caps = &p.caps;
+
+    // Untimed: the directories of the tree (no-ops for S3).
+    if comm.rank() == 0 {
+        storage.mkdir(IorLayout::Easy.dir())?;
+        storage.mkdir(IorLayout::Hard.dir())?;
+    }
+    mdtest::make_dirs(comm, storage, MdLayout::Easy)?;
+    mdtest::make_dirs(comm, storage, MdLayout::Hard)?;
+
+    let easy_segments = caps.ior_easy_bytes_per_rank / ior::EASY_TRANSFER as u64;
+    let (r, ior_easy) = ior::write(comm, storage, p, IorLayout::Easy, easy_segments.max(1))?;
+    done(r);
+    let (r, md_easy) = mdtest::write(comm, storage, p, MdLayout::Easy, caps.mdtest_easy_files_per_rank)?;
+    done(r);
+    let (r, newer) = timestamp(comm, p)?;
+    done(r);
+    let (r, ior_hard) = ior::write(comm, storage, p, IorLayout::Hard, caps.ior_hard_segments_per_rank)?;
+    done(r);
+    let (r, md_hard) = mdtest::write(comm, storage, p, MdLayout::Hard, caps.mdtest_hard_files_per_rank)?;
+    done(r);
+    let mut r = find::run(comm, storage, &find::Filter::io500(newer))?;
+    if let Some(r) = r.as_mut() {
+        check_find(r, comm.size(), md_hard);
+    }
+    done(r);
+    done(ior::read(comm, storage, p, IorLayout::Easy, ior_easy)?);
+    done(mdtest::run(comm, storage, p, MdLayout::Easy, MdOp::Stat, md_easy)?);
+    done(ior::read(comm, storage, p, IorLayout::Hard, ior_hard)?);
+    done(mdtest::run(comm, storage, p, MdLayout::Hard, MdOp::Stat, md_hard)?);
+    done(mdtest::run(comm, storage, p, MdLayout::Easy, MdOp::Delete, md_easy)?);
+    done(mdtest::run(comm, storage, p, MdLayout::Hard, MdOp::Read, md_hard)?);
+    done(mdtest::run(comm, storage, p, MdLayout::Hard, MdOp::Delete, md_hard)?);
+    Ok(out)
+}
+
+/// The timestamp phase: rank 0 creates the reference file; its mtime (the
+/// file system's clock, as the data files get) goes to every rank.
+fn timestamp(comm: &dyn Comm, p: &Io500Params) -> anyhow::Result<(Option<PhaseResult>, SystemTime)> {
+    comm.barrier();
+    let start = Instant::now();
+    let mut ns = 0u64;
+    let mut err = None;
+    if comm.rank() == 0 {
+        let made = std::fs::File::create(&p.timestamp_file)
+            .and_then(|f| f.metadata())
+            .and_then(|m| m.modified());
+        match made {
+            Ok(t) => ns = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64,
+            Err(e) => err = Some(e),
+        }
+    }
+    let ns = comm.allreduce_max(ns);
+    if let Some(e) = err {
+        return Err(anyhow::Error::new(e).context(format!(
+            "creating the timestamp file {}",
+            p.timestamp_file.display()
+        )));
+    }
+    anyhow::ensure!(ns != 0, "the timestamp file could not be created on rank 0");
+    let mut r = PhaseResult::empty("timestamp", Group::None);
+    r.seconds = start.elapsed().as_secs_f64();
+    let newer = SystemTime::UNIX_EPOCH + Duration::from_nanos(ns);
+    Ok(((comm.rank() == 0).then_some(r), newer))
+}
+
+/// find must match exactly the mdtest-hard files whose name holds "01"
+/// (every other file is older than the timestamp or of another size).
+fn check_find(r: &mut PhaseResult, ranks: usize, md_hard: u64) {
+    let expected: u64 = (0..ranks)
+        .map(|rank| {
+            let mut names = mdtest::Names::new(MdLayout::Hard, rank);
+            (0..md_hard)
+                .filter(|&i| {
+                    let p = names.at(i);
+                    p[p.rfind('/').map_or(0, |s| s + 1)..].contains("01")
+                })
+                .count() as u64
+        })
+        .sum();
+    let found = r.matches.unwrap_or(0);
+    if found != expected {
+        r.valid = false;
+        r.notes.push(format!(
+            "find matched {found} files, expected {expected} (the mdtest-hard files named *01*)"
+        ));
+    }
+}

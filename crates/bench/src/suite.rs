@@ -1,0 +1,251 @@
+//! A whole run: the IO500 suite over each backend in turn, in a run
+//! directory the bench owns; each backend cleans up after itself. Then the
+//! comparison table and the JSON.
+
+use crate::backend::{Backend, BackendConfig};
+use crate::io500::score::{score, Score};
+use crate::io500::{self, Caps, Io500Params, PhaseHook, PhaseResult};
+use crate::output::{json, text};
+use crate::rundir::{self, RunDir};
+use anyhow::Context;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What to run, and where.
+#[derive(Clone)]
+pub struct SuiteOptions {
+    pub backends: Vec<Backend>,
+    pub dir: PathBuf,
+    pub ranks: usize,
+    pub stonewall: Duration,
+    pub config: BackendConfig,
+    pub caps: Caps,
+    /// Lower the caps to fit the free space of `dir` (unless set by hand).
+    pub auto_caps: bool,
+    /// Skip cleanup: the data and the run directory stay.
+    pub keep: bool,
+    pub allow_nonempty: bool,
+    pub json: Option<PathBuf>,
+    /// The data pattern's seed; by default from the clock.
+    pub seed: Option<u64>,
+    pub after_phase: Option<PhaseHook>,
+}
+
+impl SuiteOptions {
+    pub fn new(dir: PathBuf) -> SuiteOptions {
+        SuiteOptions {
+            backends: Backend::available(),
+            dir,
+            ranks: default_ranks(),
+            stonewall: Duration::from_secs(300),
+            config: BackendConfig::default(),
+            caps: Caps::default(),
+            auto_caps: true,
+            keep: false,
+            allow_nonempty: false,
+            json: None,
+            seed: None,
+            after_phase: None,
+        }
+    }
+}
+
+pub fn default_ranks() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Run metadata, as it appears in the JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    pub host: String,
+    pub start_time: String,
+    pub unix_time: u64,
+    pub version: String,
+    pub ranks: usize,
+    pub stonewall_seconds: f64,
+    pub dir: String,
+    pub run_dir: String,
+    pub filesystem: String,
+    pub free_bytes: Option<u64>,
+    pub etag: &'static str,
+    pub durability: &'static str,
+    pub s3_mode: &'static str,
+    pub caps: Caps,
+    pub caps_lowered: bool,
+    pub seed: u64,
+    pub backends: Vec<String>,
+    pub kept: bool,
+}
+
+/// One backend's results.
+#[derive(Debug, Clone)]
+pub struct BackendReport {
+    pub backend: String,
+    pub transport: String,
+    pub api: String,
+    pub results: Vec<PhaseResult>,
+    pub score: Score,
+}
+
+pub struct SuiteReport {
+    pub run: RunInfo,
+    pub backends: Vec<BackendReport>,
+    pub json: serde_json::Value,
+}
+
+/// Runs the suite, printing as it goes to `out`.
+pub fn run(opts: &SuiteOptions, out: &mut dyn Write) -> anyhow::Result<SuiteReport> {
+    anyhow::ensure!(opts.ranks > 0, "--ranks must be at least 1");
+    anyhow::ensure!(!opts.backends.is_empty(), "no backend selected");
+    let run_dir = RunDir::create(&opts.dir, opts.allow_nonempty)?;
+    let result = run_in(opts, &run_dir, out);
+    if opts.keep {
+        eprintln!("s3hpc: kept the run directory {}", run_dir.path.display());
+    } else {
+        let removed = run_dir.remove();
+        if result.is_ok() {
+            removed?;
+        }
+    }
+    result
+}
+
+fn run_in(opts: &SuiteOptions, run_dir: &RunDir, out: &mut dyn Write) -> anyhow::Result<SuiteReport> {
+    let now = SystemTime::now();
+    let unix = now.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let filesystem = rundir::fs_type(&run_dir.path);
+    let free = rundir::free_bytes(&run_dir.path);
+    let mut caps = opts.caps;
+    let mut lowered = false;
+    if opts.auto_caps {
+        // Backends run one after another and clean up, so each may use the
+        // budget: 40 % of the free space (of RAM too, for tmpfs).
+        let mut room = free.unwrap_or(u64::MAX);
+        if filesystem == "tmpfs" {
+            room = room.min(rundir::mem_available().unwrap_or(u64::MAX));
+        }
+        lowered = caps.fit(opts.ranks as u64, room / 10 * 4);
+    }
+    let seed = opts.seed.unwrap_or(unix.as_nanos() as u64 ^ (std::process::id() as u64) << 32);
+    let run = RunInfo {
+        host: rustix::system::uname().nodename().to_string_lossy().into_owned(),
+        start_time: rfc3339(unix.as_secs()),
+        unix_time: unix.as_secs(),
+        version: VERSION.to_string(),
+        ranks: opts.ranks,
+        stonewall_seconds: opts.stonewall.as_secs_f64(),
+        dir: opts.dir.display().to_string(),
+        run_dir: run_dir.path.display().to_string(),
+        filesystem,
+        free_bytes: free,
+        etag: opts.config.etag.as_str(),
+        durability: opts.config.durability.as_str(),
+        s3_mode: opts.config.s3_mode.as_str(),
+        caps,
+        caps_lowered: lowered,
+        seed,
+        backends: opts.backends.iter().map(|b| b.name().to_string()).collect(),
+        kept: opts.keep,
+    };
+    if lowered {
+        eprintln!(
+            "s3hpc: caps lowered to fit the free space of {} ({} GiB/rank at most)",
+            run.dir,
+            caps.bytes_per_rank() as f64 / (1u64 << 30) as f64
+        );
+    }
+
+    let mut reports = Vec::new();
+    for &backend in &opts.backends {
+        let report = run_backend(opts, &run, run_dir, backend, caps, seed)
+            .with_context(|| format!("backend {backend}"))?;
+        text::backend_block(out, &run, &report)?;
+        writeln!(out)?;
+        reports.push(report);
+    }
+    text::comparison(out, &run, &reports)?;
+    let doc = json::document(&run, &reports);
+    if let Some(path) = &opts.json {
+        json::write_atomic(path, &doc)?;
+    }
+    Ok(SuiteReport {
+        run,
+        backends: reports,
+        json: doc,
+    })
+}
+
+fn run_backend(
+    opts: &SuiteOptions,
+    run: &RunInfo,
+    run_dir: &RunDir,
+    backend: Backend,
+    caps: Caps,
+    seed: u64,
+) -> anyhow::Result<BackendReport> {
+    let dir = run_dir.path.join(backend.name());
+    std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let storage = backend.open(&dir, &opts.config)?;
+    storage.setup()?;
+    let mut params = Io500Params::new(
+        opts.stonewall,
+        caps,
+        seed,
+        run_dir.path.join(format!("{}.timestamp", backend.name())),
+    );
+    params.after_phase = opts.after_phase.clone();
+    let results = io500::run(&*storage, run.ranks, &params);
+    // Clean up whether the phases passed or not; a phase error wins.
+    let cleaned = if opts.keep {
+        Ok(())
+    } else {
+        storage
+            .remove_tree("")
+            .and_then(|()| storage.teardown())
+            .context("cleanup")
+    };
+    let results = results?;
+    cleaned?;
+    Ok(BackendReport {
+        backend: backend.name().to_string(),
+        transport: storage.transport().to_string(),
+        api: storage.api(),
+        score: score(&results),
+        results,
+    })
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` from Unix seconds (civil-from-days, no crate).
+pub fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+}
