@@ -114,7 +114,11 @@ pub fn run(opts: &SuiteOptions, out: &mut dyn Write) -> anyhow::Result<SuiteRepo
     result
 }
 
-fn run_in(opts: &SuiteOptions, run_dir: &RunDir, out: &mut dyn Write) -> anyhow::Result<SuiteReport> {
+fn run_in(
+    opts: &SuiteOptions,
+    run_dir: &RunDir,
+    out: &mut dyn Write,
+) -> anyhow::Result<SuiteReport> {
     let now = SystemTime::now();
     let unix = now.duration_since(UNIX_EPOCH).unwrap_or_default();
     let filesystem = rundir::fs_type(&run_dir.path);
@@ -130,9 +134,14 @@ fn run_in(opts: &SuiteOptions, run_dir: &RunDir, out: &mut dyn Write) -> anyhow:
         }
         lowered = caps.fit(opts.ranks as u64, room / 10 * 4);
     }
-    let seed = opts.seed.unwrap_or(unix.as_nanos() as u64 ^ (std::process::id() as u64) << 32);
+    let seed = opts
+        .seed
+        .unwrap_or(unix.as_nanos() as u64 ^ (std::process::id() as u64) << 32);
     let run = RunInfo {
-        host: rustix::system::uname().nodename().to_string_lossy().into_owned(),
+        host: rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .into_owned(),
         start_time: rfc3339(unix.as_secs()),
         unix_time: unix.as_secs(),
         version: VERSION.to_string(),

@@ -1,1 +1,216 @@
-fn main() {}
+//! `s3hpc`: the command line. Thin on purpose: it parses arguments and hands
+//! them to the library crates.
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use s3hpc_bench::backend::{Backend, BackendConfig};
+use s3hpc_bench::io500::Caps;
+use s3hpc_bench::storage::S3Mode;
+use s3hpc_bench::suite::{self, SuiteOptions};
+use s3hpc_store::{Durability, EtagPolicy};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The stonewall of the no-argument run: long enough to settle, short
+/// enough that both backends finish in about a minute.
+const QUICK_STONEWALL_SECS: f64 = 3.0;
+
+#[derive(Parser)]
+#[command(
+    name = "s3hpc",
+    version,
+    about = "S3 at parallel-file-system speed, and the instrument that measures it"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Benchmarks. Without a subcommand: the IO500 suite over every backend
+    /// on a fresh temporary directory, with a short stonewall (about a minute).
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(subcommand)]
+    suite: Option<Suite>,
+}
+
+#[derive(Subcommand)]
+enum Suite {
+    /// The IO500 phases over POSIX and S3, side by side.
+    Io500(Io500Args),
+}
+
+#[derive(Args)]
+struct Io500Args {
+    /// Backends to compare, in order: posix, embedded.
+    #[arg(long, default_value = "posix,embedded", value_parser = Backend::parse_list)]
+    backends: std::vec::Vec<Backend>,
+    /// Directory to work in (on the file system to measure). It must be empty
+    /// or absent; the bench works in a fresh subdirectory and removes only that.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Seconds each write phase runs before wear-out (IO500 requires 300).
+    #[arg(long, default_value_t = 300.0)]
+    stonewall: f64,
+    /// Write the results as JSON to this file (atomically).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Ranks (threads); default: the number of cores.
+    #[arg(long)]
+    ranks: Option<usize>,
+    /// ETag policy of the engine: md5 or fast.
+    #[arg(long, default_value = "fast")]
+    etag: EtagPolicy,
+    /// none trusts the page cache; fsync makes every PUT durable and fsyncs
+    /// POSIX files at close (IOR -e).
+    #[arg(long, default_value = "none")]
+    durability: Durability,
+    /// How S3 backends map files: single-bucket or bucket-per-file.
+    #[arg(long, default_value = "single-bucket")]
+    s3_mode: S3Mode,
+    /// ior-easy bytes per rank at most (suffixes k, m, g, t).
+    #[arg(long, value_parser = parse_size)]
+    ior_easy_max_bytes: Option<u64>,
+    /// ior-hard segments (47008 bytes each) per rank at most.
+    #[arg(long)]
+    ior_hard_max_segments: Option<u64>,
+    /// mdtest-easy files per rank at most.
+    #[arg(long)]
+    mdtest_easy_max_files: Option<u64>,
+    /// mdtest-hard files per rank at most.
+    #[arg(long)]
+    mdtest_hard_max_files: Option<u64>,
+    /// Keep the data and the run directory (skip cleanup).
+    #[arg(long)]
+    keep: bool,
+    /// Work in a fresh subdirectory of a non-empty --dir.
+    #[arg(long)]
+    allow_nonempty: bool,
+    /// Seed of the data pattern (default: from the clock).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_lowercase() {
+                'k' => 1u64 << 10,
+                'm' => 1 << 20,
+                'g' => 1 << 30,
+                't' => 1 << 40,
+                _ => return Err(format!("unknown size suffix in {s:?}: use k, m, g or t")),
+            };
+            (&s[..i], m)
+        }
+        _ => (s, 1),
+    };
+    let n: u64 = num.parse().map_err(|_| format!("not a size: {s:?}"))?;
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size too large: {s:?}"))
+}
+
+fn io500_options(a: Io500Args) -> anyhow::Result<SuiteOptions> {
+    anyhow::ensure!(
+        a.stonewall.is_finite() && a.stonewall > 0.0,
+        "--stonewall must be a positive number of seconds"
+    );
+    let mut o = SuiteOptions::new(a.dir);
+    o.backends = a.backends;
+    o.stonewall = Duration::from_secs_f64(a.stonewall);
+    o.json = a.json;
+    if let Some(r) = a.ranks {
+        o.ranks = r;
+    }
+    o.config = BackendConfig {
+        etag: a.etag,
+        durability: a.durability,
+        s3_mode: a.s3_mode,
+    };
+    let mut caps = Caps::default();
+    let by_hand = [
+        a.ior_easy_max_bytes,
+        a.ior_hard_max_segments,
+        a.mdtest_easy_max_files,
+        a.mdtest_hard_max_files,
+    ]
+    .iter()
+    .any(Option::is_some);
+    caps.ior_easy_bytes_per_rank = a.ior_easy_max_bytes.unwrap_or(caps.ior_easy_bytes_per_rank);
+    caps.ior_hard_segments_per_rank = a
+        .ior_hard_max_segments
+        .unwrap_or(caps.ior_hard_segments_per_rank);
+    caps.mdtest_easy_files_per_rank = a
+        .mdtest_easy_max_files
+        .unwrap_or(caps.mdtest_easy_files_per_rank);
+    caps.mdtest_hard_files_per_rank = a
+        .mdtest_hard_max_files
+        .unwrap_or(caps.mdtest_hard_files_per_rank);
+    o.caps = caps;
+    o.auto_caps = !by_hand;
+    o.keep = a.keep;
+    o.allow_nonempty = a.allow_nonempty;
+    o.seed = a.seed;
+    Ok(o)
+}
+
+/// `s3hpc bench`: every backend, a fresh temporary directory (removed
+/// afterwards), a short stonewall.
+fn quick_bench() -> anyhow::Result<()> {
+    let tmp = tempfile::Builder::new()
+        .prefix("s3hpc-bench-")
+        .tempdir()
+        .context("creating a temporary directory")?;
+    let mut o = SuiteOptions::new(tmp.path().to_path_buf());
+    o.stonewall = Duration::from_secs_f64(QUICK_STONEWALL_SECS);
+    eprintln!(
+        "s3hpc: IO500 phases over {} in {} with {} ranks, stonewall {QUICK_STONEWALL_SECS} s (use `s3hpc bench io500` for more)",
+        o.backends.iter().map(|b| b.name()).collect::<Vec<_>>().join(", "),
+        tmp.path().display(),
+        o.ranks
+    );
+    suite::run(&o, &mut std::io::stdout().lock())?;
+    tmp.close().context("removing the temporary directory")
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Command::Bench(BenchArgs { suite: None }) => quick_bench(),
+        Command::Bench(BenchArgs {
+            suite: Some(Suite::Io500(a)),
+        }) => {
+            io500_options(a).and_then(|o| suite::run(&o, &mut std::io::stdout().lock()).map(|_| ()))
+        }
+    };
+    if let Err(e) = r {
+        eprintln!("s3hpc: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("2m"), Ok(2 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("123"), Ok(123));
+        assert!(parse_size("1x").is_err());
+        assert!(parse_size("").is_err());
+    }
+
+    #[test]
+    fn cli_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

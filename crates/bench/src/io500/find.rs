@@ -78,7 +78,12 @@ pub fn run(
         let all = comm.allgather_bytes(found.as_bytes());
         level = all
             .iter()
-            .flat_map(|b| String::from_utf8_lossy(b).lines().map(str::to_string).collect::<Vec<_>>())
+            .flat_map(|b| {
+                String::from_utf8_lossy(b)
+                    .lines()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
             .collect();
         level.sort();
     }

@@ -116,7 +116,7 @@ pub fn write(
     st.bytes = st.ops * layout.transfer() as u64;
     let mut res = finish(comm, layout.names().0, Group::Bandwidth, st)?;
     if let Some(r) = res.as_mut() {
-        r.check_stonewall(p.stonewall, cap_segments * ranks as u64);
+        r.check_stonewall(p.stonewall, cap_segments.saturating_mul(ranks as u64));
     }
     Ok((res, count))
 }

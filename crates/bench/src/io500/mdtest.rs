@@ -87,7 +87,11 @@ impl Names {
 }
 
 /// Untimed: the directory tree mdtest builds before its file phases.
-pub fn make_dirs(comm: &dyn Comm, storage: &dyn StorageApi, layout: MdLayout) -> anyhow::Result<()> {
+pub fn make_dirs(
+    comm: &dyn Comm,
+    storage: &dyn StorageApi,
+    layout: MdLayout,
+) -> anyhow::Result<()> {
     let top = layout.top();
     let mut res = Ok(());
     if comm.rank() == 0 {
@@ -137,7 +141,7 @@ pub fn write(
     st.bytes = st.ops * size as u64;
     let mut res = finish(comm, layout.phase_name(None), Group::Metadata, st)?;
     if let Some(r) = res.as_mut() {
-        r.check_stonewall(p.stonewall, cap_files * comm.size() as u64);
+        r.check_stonewall(p.stonewall, cap_files.saturating_mul(comm.size() as u64));
     }
     Ok((res, count))
 }
@@ -183,6 +187,10 @@ pub fn run(
         }
     });
     st.elapsed = start.elapsed();
-    st.bytes = if op == MdOp::Read { st.ops * size as u64 } else { 0 };
+    st.bytes = if op == MdOp::Read {
+        st.ops * size as u64
+    } else {
+        0
+    };
     finish(comm, layout.phase_name(Some(op)), Group::Metadata, st)
 }

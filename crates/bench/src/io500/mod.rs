@@ -187,7 +187,11 @@ pub const PHASES: &[&str] = &[
 ];
 
 /// Runs the suite with thread ranks. Returns the phase results in run order.
-pub fn run(storage: &dyn StorageApi, ranks: usize, p: &Io500Params) -> anyhow::Result<Vec<PhaseResult>> {
+pub fn run(
+    storage: &dyn StorageApi,
+    ranks: usize,
+    p: &Io500Params,
+) -> anyhow::Result<Vec<PhaseResult>> {
     let mut per_rank = run_threads(ranks, |comm| run_rank(comm, storage, p));
     // Rank 0 holds the results; every rank holds the same error.
     per_rank.swap_remove(0)
@@ -195,7 +199,11 @@ pub fn run(storage: &dyn StorageApi, ranks: usize, p: &Io500Params) -> anyhow::R
 
 /// One rank's part of the suite. Rank 0 returns the results, the others an
 /// empty list; all return the error if any rank failed.
-pub fn run_rank(comm: &dyn Comm, storage: &dyn StorageApi, p: &Io500Params) -> anyhow::Result<Vec<PhaseResult>> {
+pub fn run_rank(
+    comm: &dyn Comm,
+    storage: &dyn StorageApi,
+    p: &Io500Params,
+) -> anyhow::Result<Vec<PhaseResult>> {
     let mut out = Vec::new();
     let mut done = |r: Option<PhaseResult>| {
         if let Some(r) = r {
@@ -218,13 +226,31 @@ pub fn run_rank(comm: &dyn Comm, storage: &dyn StorageApi, p: &Io500Params) -> a
     let easy_segments = caps.ior_easy_bytes_per_rank / ior::EASY_TRANSFER as u64;
     let (r, ior_easy) = ior::write(comm, storage, p, IorLayout::Easy, easy_segments.max(1))?;
     done(r);
-    let (r, md_easy) = mdtest::write(comm, storage, p, MdLayout::Easy, caps.mdtest_easy_files_per_rank)?;
+    let (r, md_easy) = mdtest::write(
+        comm,
+        storage,
+        p,
+        MdLayout::Easy,
+        caps.mdtest_easy_files_per_rank,
+    )?;
     done(r);
     let (r, newer) = timestamp(comm, p)?;
     done(r);
-    let (r, ior_hard) = ior::write(comm, storage, p, IorLayout::Hard, caps.ior_hard_segments_per_rank)?;
+    let (r, ior_hard) = ior::write(
+        comm,
+        storage,
+        p,
+        IorLayout::Hard,
+        caps.ior_hard_segments_per_rank,
+    )?;
     done(r);
-    let (r, md_hard) = mdtest::write(comm, storage, p, MdLayout::Hard, caps.mdtest_hard_files_per_rank)?;
+    let (r, md_hard) = mdtest::write(
+        comm,
+        storage,
+        p,
+        MdLayout::Hard,
+        caps.mdtest_hard_files_per_rank,
+    )?;
     done(r);
     let mut r = find::run(comm, storage, &find::Filter::io500(newer))?;
     if let Some(r) = r.as_mut() {
@@ -232,18 +258,56 @@ pub fn run_rank(comm: &dyn Comm, storage: &dyn StorageApi, p: &Io500Params) -> a
     }
     done(r);
     done(ior::read(comm, storage, p, IorLayout::Easy, ior_easy)?);
-    done(mdtest::run(comm, storage, p, MdLayout::Easy, MdOp::Stat, md_easy)?);
+    done(mdtest::run(
+        comm,
+        storage,
+        p,
+        MdLayout::Easy,
+        MdOp::Stat,
+        md_easy,
+    )?);
     done(ior::read(comm, storage, p, IorLayout::Hard, ior_hard)?);
-    done(mdtest::run(comm, storage, p, MdLayout::Hard, MdOp::Stat, md_hard)?);
-    done(mdtest::run(comm, storage, p, MdLayout::Easy, MdOp::Delete, md_easy)?);
-    done(mdtest::run(comm, storage, p, MdLayout::Hard, MdOp::Read, md_hard)?);
-    done(mdtest::run(comm, storage, p, MdLayout::Hard, MdOp::Delete, md_hard)?);
+    done(mdtest::run(
+        comm,
+        storage,
+        p,
+        MdLayout::Hard,
+        MdOp::Stat,
+        md_hard,
+    )?);
+    done(mdtest::run(
+        comm,
+        storage,
+        p,
+        MdLayout::Easy,
+        MdOp::Delete,
+        md_easy,
+    )?);
+    done(mdtest::run(
+        comm,
+        storage,
+        p,
+        MdLayout::Hard,
+        MdOp::Read,
+        md_hard,
+    )?);
+    done(mdtest::run(
+        comm,
+        storage,
+        p,
+        MdLayout::Hard,
+        MdOp::Delete,
+        md_hard,
+    )?);
     Ok(out)
 }
 
 /// The timestamp phase: rank 0 creates the reference file; its mtime (the
 /// file system's clock, as the data files get) goes to every rank.
-fn timestamp(comm: &dyn Comm, p: &Io500Params) -> anyhow::Result<(Option<PhaseResult>, SystemTime)> {
+fn timestamp(
+    comm: &dyn Comm,
+    p: &Io500Params,
+) -> anyhow::Result<(Option<PhaseResult>, SystemTime)> {
     comm.barrier();
     let start = Instant::now();
     let mut ns = 0u64;
@@ -253,7 +317,12 @@ fn timestamp(comm: &dyn Comm, p: &Io500Params) -> anyhow::Result<(Option<PhaseRe
             .and_then(|f| f.metadata())
             .and_then(|m| m.modified());
         match made {
-            Ok(t) => ns = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64,
+            Ok(t) => {
+                ns = t
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_nanos() as u64
+            }
             Err(e) => err = Some(e),
         }
     }

@@ -3,8 +3,8 @@
 //! one result.
 
 use crate::comm::Comm;
-use crate::latency::{take_u64, Latency};
 use crate::io500::{Group, PhaseResult};
+use crate::latency::{take_u64, Latency};
 use std::time::{Duration, Instant};
 
 /// One rank's counters for one phase.
@@ -35,7 +35,11 @@ impl RankStats {
     }
 
     /// Runs `op(i)` for `i` in `range`, timing each op, until the first error.
-    pub fn timed(&mut self, range: std::ops::Range<u64>, mut op: impl FnMut(u64) -> anyhow::Result<()>) {
+    pub fn timed(
+        &mut self,
+        range: std::ops::Range<u64>,
+        mut op: impl FnMut(u64) -> anyhow::Result<()>,
+    ) {
         if self.error.is_some() {
             return;
         }

@@ -38,7 +38,10 @@ pub fn score(results: &[PhaseResult]) -> Score {
         bandwidth,
         iops,
         total: (bandwidth * iops).sqrt(),
-        valid: results.iter().filter(|r| r.group != Group::None).all(|r| r.valid),
+        valid: results
+            .iter()
+            .filter(|r| r.group != Group::None)
+            .all(|r| r.valid),
     }
 }
 

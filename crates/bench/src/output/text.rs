@@ -81,24 +81,25 @@ pub fn comparison(out: &mut dyn Write, run: &RunInfo, reports: &[BackendReport])
     writeln!(out, "{header}")?;
     writeln!(out, "{}", "-".repeat(header.len()))?;
 
-    let row = |out: &mut dyn Write, name: &str, unit: &str, vals: Vec<Option<f64>>| -> io::Result<()> {
-        let mut line = format!("{name:<20} {unit:<6}");
-        for v in &vals {
-            line += &match v {
-                Some(v) => format!(" {:>12}", fmt_value(*v)),
-                None => format!(" {:>12}", "-"),
-            };
-        }
-        if let Some(p) = posix {
-            for &i in &others {
-                line += &match (vals[p], vals[i]) {
-                    (Some(base), Some(v)) if base > 0.0 => format!(" {:>15.2}", v / base),
-                    _ => format!(" {:>15}", "-"),
+    let row =
+        |out: &mut dyn Write, name: &str, unit: &str, vals: Vec<Option<f64>>| -> io::Result<()> {
+            let mut line = format!("{name:<20} {unit:<6}");
+            for v in &vals {
+                line += &match v {
+                    Some(v) => format!(" {:>12}", fmt_value(*v)),
+                    None => format!(" {:>12}", "-"),
                 };
             }
-        }
-        writeln!(out, "{line}")
-    };
+            if let Some(p) = posix {
+                for &i in &others {
+                    line += &match (vals[p], vals[i]) {
+                        (Some(base), Some(v)) if base > 0.0 => format!(" {:>15.2}", v / base),
+                        _ => format!(" {:>15}", "-"),
+                    };
+                }
+            }
+            writeln!(out, "{line}")
+        };
 
     let first = reports.first().map(|b| &b.results[..]).unwrap_or(&[]);
     for r in first.iter().filter(|r| r.scored()) {
@@ -109,9 +110,24 @@ pub fn comparison(out: &mut dyn Write, run: &RunInfo, reports: &[BackendReport])
         row(out, r.name, r.unit(), vals)?;
     }
     writeln!(out, "{}", "-".repeat(header.len()))?;
-    row(out, "score bandwidth", "GiB/s", reports.iter().map(|b| Some(b.score.bandwidth)).collect())?;
-    row(out, "score iops", "kIOPS", reports.iter().map(|b| Some(b.score.iops)).collect())?;
-    row(out, "score total", "", reports.iter().map(|b| Some(b.score.total)).collect())?;
+    row(
+        out,
+        "score bandwidth",
+        "GiB/s",
+        reports.iter().map(|b| Some(b.score.bandwidth)).collect(),
+    )?;
+    row(
+        out,
+        "score iops",
+        "kIOPS",
+        reports.iter().map(|b| Some(b.score.iops)).collect(),
+    )?;
+    row(
+        out,
+        "score total",
+        "",
+        reports.iter().map(|b| Some(b.score.total)).collect(),
+    )?;
     out.flush()
 }
 

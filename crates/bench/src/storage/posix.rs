@@ -60,8 +60,7 @@ fn rel(path: &str) -> &str {
 fn to_stat(st: &rustix::fs::Stat) -> FileStat {
     FileStat {
         size: st.st_size as u64,
-        mtime: SystemTime::UNIX_EPOCH
-            + Duration::new(st.st_mtime as u64, st.st_mtime_nsec as u32),
+        mtime: SystemTime::UNIX_EPOCH + Duration::new(st.st_mtime as u64, st.st_mtime_nsec as u32),
     }
 }
 
@@ -83,7 +82,11 @@ impl StorageApi for PosixStorage {
     }
 
     fn open<'a>(&'a self, path: &'a str, write: bool) -> Result<Box<dyn FileHandle + 'a>> {
-        let mode = if write { OFlags::WRONLY } else { OFlags::RDONLY };
+        let mode = if write {
+            OFlags::WRONLY
+        } else {
+            OFlags::RDONLY
+        };
         let file = self.open_fd(path, mode)?;
         Ok(Box::new(PosixFile {
             file,
@@ -125,8 +128,8 @@ impl StorageApi for PosixStorage {
             Mode::empty(),
         )
         .with_context(|| format!("opendir {dir}"))?;
-        let mut entries = rustix::fs::Dir::read_from(&fd)?;
-        while let Some(ent) = entries.next() {
+        let entries = rustix::fs::Dir::read_from(&fd)?;
+        for ent in entries {
             let ent = ent.with_context(|| format!("readdir {dir}"))?;
             let name = ent.file_name().to_bytes();
             if name == b"." || name == b".." {

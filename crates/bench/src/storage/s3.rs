@@ -131,7 +131,9 @@ impl S3Storage {
             }
             req.continuation_token = page.next_token;
             if req.continuation_token.is_none() {
-                anyhow::bail!("list {bucket}/{prefix}: truncated page without a continuation token");
+                anyhow::bail!(
+                    "list {bucket}/{prefix}: truncated page without a continuation token"
+                );
             }
         }
     }
@@ -188,11 +190,9 @@ impl S3Storage {
 /// most 63 characters: the path's tail is kept (it is what distinguishes
 /// files), the hash keeps names unique.
 pub fn file_bucket(prefix: &str, path: &str) -> String {
-    let hash = path
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-        });
+    let hash = path.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
     let room = 63usize.saturating_sub(prefix.len() + 2 + 16);
     let safe: String = path
         .chars()
@@ -441,8 +441,14 @@ mod tests {
 
     #[test]
     fn bucket_names_are_valid_and_unique() {
-        let a = file_bucket("io500", "mdtest-hard/test-dir.0-0/mdtest_tree.0/file.mdtest.1.123");
-        let b = file_bucket("io500", "mdtest-hard/test-dir.0-0/mdtest_tree.0/file.mdtest.1.124");
+        let a = file_bucket(
+            "io500",
+            "mdtest-hard/test-dir.0-0/mdtest_tree.0/file.mdtest.1.123",
+        );
+        let b = file_bucket(
+            "io500",
+            "mdtest-hard/test-dir.0-0/mdtest_tree.0/file.mdtest.1.124",
+        );
         assert_ne!(a, b);
         for n in [&a, &b] {
             assert!(n.len() <= 63, "{n}");
