@@ -9,7 +9,12 @@
 use crate::{s3err, ObjectInfo, PutOptions, Result};
 use rustix::fs::{fgetxattr, fsetxattr, Stat, XattrFlags};
 use std::collections::BTreeMap;
-use std::os::fd::AsFd;
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `getxattrat(2)`: the same number on every architecture (added in 6.13).
+const SYS_GETXATTRAT: libc::c_long = 464;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub(crate) const XATTR_NAME: &str = "user.s3hpc.meta";
@@ -98,6 +103,55 @@ impl StoredMeta {
     pub fn write_to(&self, fd: impl AsFd) -> std::io::Result<()> {
         fsetxattr(fd, XATTR_NAME, &self.encode(), XattrFlags::empty())?;
         Ok(())
+    }
+
+    /// Reads the attribute of `name` in directory `dir` without opening the
+    /// file (`getxattrat`, Linux 6.13+; no symlink is followed). Returns None
+    /// where the kernel lacks the call; the caller then opens the file.
+    pub fn read_at(dir: BorrowedFd<'_>, name: &str) -> Option<std::io::Result<StoredMeta>> {
+        static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
+        if UNSUPPORTED.load(Ordering::Relaxed) {
+            return None;
+        }
+        let name = CString::new(name).ok()?;
+        let attr = CString::new(XATTR_NAME).ok()?;
+        let mut buf = [0u8; 8192];
+        #[repr(C)]
+        struct XattrArgs {
+            value: u64,
+            size: u32,
+            flags: u32,
+        }
+        let mut args = XattrArgs {
+            value: buf.as_mut_ptr() as u64,
+            size: buf.len() as u32,
+            flags: 0,
+        };
+        // SAFETY: every pointer is valid for the call's duration and `args`
+        // describes `buf` exactly; the kernel writes at most `size` bytes.
+        let n = unsafe {
+            libc::syscall(
+                SYS_GETXATTRAT,
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+                attr.as_ptr(),
+                &mut args as *mut XattrArgs,
+                std::mem::size_of::<XattrArgs>(),
+            )
+        };
+        if n >= 0 {
+            return Some(Ok(StoredMeta::decode(&buf[..n as usize])));
+        }
+        let err = std::io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::ENOSYS) | Some(libc::EINVAL) | Some(libc::EPERM) => {
+                UNSUPPORTED.store(true, Ordering::Relaxed);
+                None
+            }
+            Some(libc::ENODATA) => Some(Ok(StoredMeta::default())),
+            _ => Some(Err(err)),
+        }
     }
 
     pub fn read_from(fd: impl AsFd) -> StoredMeta {
