@@ -128,7 +128,12 @@ impl Store {
             (_, Some(a)) if !a.is_empty() => {
                 // A v1 marker that is a common prefix (as NextMarker returns)
                 // resumes after everything rolled up in it.
-                let is_cp = delimiter.is_some_and(|d| a.ends_with(d) && a.starts_with(&req.prefix));
+                // It is one if the first delimiter after the prefix ends it.
+                let is_cp = delimiter.is_some_and(|d| {
+                    a.strip_prefix(req.prefix.as_str())
+                        .and_then(|rest| rest.find(d))
+                        .is_some_and(|i| req.prefix.len() + i + d.len() == a.len())
+                });
                 Resume {
                     after: Some(a.clone()),
                     skip_prefix: is_cp.then(|| a.clone()),
@@ -158,8 +163,10 @@ impl Store {
             Some(i) => (&req.prefix[..i], &req.prefix[i + 1..]),
             None => ("", req.prefix.as_str()),
         };
-        if !dir.is_empty() && validate_key(dir).is_err() {
-            return Ok(walk.page); // no object can have such a prefix
+        // No object can have such a prefix. A prefix with a '/' needs a valid
+        // directory part: "/" or "/a" would otherwise list the bucket's root.
+        if req.prefix.contains('/') && validate_key(dir).is_err() {
+            return Ok(walk.page);
         }
         let key_prefix = if dir.is_empty() {
             String::new()
@@ -263,12 +270,12 @@ impl Walk<'_> {
         if let Some(after) = self.resume.after.as_deref() {
             if let Some(rest) = after.strip_prefix(key_prefix) {
                 let pos = entries.partition_point(|e| e.sort_key.as_bytes() <= rest.as_bytes());
-                // A directory whose keys straddle `after` is entered, not skipped.
+                // A directory whose keys straddle `after` is entered, not
+                // skipped; so is one whose `name/` equals `after`, as all its
+                // keys sort after it (a `p:` token skips it in `visit_dir`).
                 let straddles = pos > 0 && {
                     let e = &entries[pos - 1];
-                    e.is_dir
-                        && rest.starts_with(e.sort_key.as_ref())
-                        && rest.len() > e.sort_key.len()
+                    e.is_dir && rest.starts_with(e.sort_key.as_ref())
                 };
                 start = start.max(if straddles { pos - 1 } else { pos });
             }
@@ -392,7 +399,7 @@ fn stat_object(dir: BorrowedFd<'_>, key: &str, name: &str) -> Option<ObjectInfo>
         openat(
             dir,
             name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .map(StoredMeta::read_from)

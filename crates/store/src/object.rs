@@ -265,6 +265,7 @@ impl Store {
             })?;
             let result = self
                 .fill(&fd, source, &mut stored)
+                .map_err(|e| S3Error::new(e.code, format!("{bucket}/{key}: {}", e.message)))
                 .and_then(|()| self.finish(&dirfd, &fd, tmp, kp.name, bucket, key, &stored));
             if result.is_err() {
                 let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
@@ -410,7 +411,8 @@ impl Store {
                 Ok(openat(
                     d,
                     kp.name,
-                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    // NONBLOCK: opening a FIFO planted in the tree must not hang.
+                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
                     Mode::empty(),
                 )?)
             })
@@ -446,7 +448,9 @@ impl Store {
         let (info, mut file) = self.open_unchecked(bucket, key)?;
         let (offset, length) = match range {
             None => (0, info.size),
-            Some(r) => r.resolve(info.size)?,
+            Some(r) => r
+                .resolve(info.size)
+                .map_err(|e| S3Error::new(e.code, format!("{bucket}/{key}: {}", e.message)))?,
         };
         if offset > 0 {
             file.seek(SeekFrom::Start(offset))
@@ -481,7 +485,8 @@ impl Store {
                 let fd = openat(
                     d,
                     kp.name,
-                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    // NONBLOCK: opening a FIFO planted in the tree must not hang.
+                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
                     Mode::empty(),
                 )?;
                 Ok((fstat(&fd)?, Some(StoredMeta::read_from(&fd))))
