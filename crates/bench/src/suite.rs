@@ -162,7 +162,7 @@ fn run_in(
     };
     if lowered {
         eprintln!(
-            "s3hpc: caps lowered to fit the free space of {} ({} GiB/rank at most)",
+            "s3hpc: caps lowered to fit the free space of {} ({:.2} GiB per rank at most)",
             run.dir,
             caps.bytes_per_rank() as f64 / (1u64 << 30) as f64
         );
@@ -177,6 +177,7 @@ fn run_in(
         reports.push(report);
     }
     text::comparison(out, &run, &reports)?;
+    text::latencies(out, &reports)?;
     let doc = json::document(&run, &reports);
     if let Some(path) = &opts.json {
         json::write_atomic(path, &doc)?;

@@ -48,8 +48,8 @@ enum Suite {
 #[derive(Args)]
 struct Io500Args {
     /// Backends to compare, in order: posix, embedded.
-    #[arg(long, default_value = "posix,embedded", value_parser = Backend::parse_list)]
-    backends: std::vec::Vec<Backend>,
+    #[arg(long, default_value = "posix,embedded", value_parser = parse_backends)]
+    backends: BackendList,
     /// Directory to work in (on the file system to measure). It must be empty
     /// or absent; the bench works in a fresh subdirectory and removes only that.
     #[arg(long)]
@@ -96,6 +96,15 @@ struct Io500Args {
     seed: Option<u64>,
 }
 
+/// `--backends` as one comma-separated value (a plain `Vec` would make clap
+/// expect the option repeated).
+#[derive(Clone)]
+struct BackendList(Vec<Backend>);
+
+fn parse_backends(s: &str) -> Result<BackendList, String> {
+    Backend::parse_list(s).map(BackendList)
+}
+
 fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let (num, mult) = match s.char_indices().last() {
@@ -122,7 +131,7 @@ fn io500_options(a: Io500Args) -> anyhow::Result<SuiteOptions> {
         "--stonewall must be a positive number of seconds"
     );
     let mut o = SuiteOptions::new(a.dir);
-    o.backends = a.backends;
+    o.backends = a.backends.0;
     o.stonewall = Duration::from_secs_f64(a.stonewall);
     o.json = a.json;
     if let Some(r) = a.ranks {

@@ -131,6 +131,33 @@ pub fn comparison(out: &mut dyn Write, run: &RunInfo, reports: &[BackendReport])
     out.flush()
 }
 
+/// Per-op latency quantiles (median and 99th percentile) of each backend:
+/// where the time goes, per phase.
+pub fn latencies(out: &mut dyn Write, reports: &[BackendReport]) -> io::Result<()> {
+    writeln!(out)?;
+    let mut header = format!("{:<20}", "latency (us)");
+    for b in reports {
+        header += &format!(" {:>21}", format!("{} p50/p99", b.backend));
+    }
+    writeln!(out, "{header}")?;
+    writeln!(out, "{}", "-".repeat(header.len()))?;
+    let first = reports.first().map(|b| &b.results[..]).unwrap_or(&[]);
+    for r in first.iter().filter(|r| r.scored()) {
+        let mut line = format!("{:<20}", r.name);
+        for b in reports {
+            line += &match b.results.iter().find(|x| x.name == r.name) {
+                Some(x) => format!(
+                    " {:>21}",
+                    format!("{:.1}/{:.1}", x.latency.p50 * 1e6, x.latency.p99 * 1e6)
+                ),
+                None => format!(" {:>21}", "-"),
+            };
+        }
+        writeln!(out, "{line}")?;
+    }
+    out.flush()
+}
+
 /// Enough digits for small and large values alike.
 fn fmt_value(v: f64) -> String {
     if v >= 100.0 {
