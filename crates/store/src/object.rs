@@ -137,8 +137,9 @@ impl Store {
         mut op: impl FnMut(BorrowedFd<'_>) -> io::Result<T>,
     ) -> Result<(Arc<OwnedFd>, T)> {
         // A directory can vanish between being made and being used (another
-        // writer's DELETE prunes it); a few attempts settle that race.
-        for _ in 0..4 {
+        // writer's DELETE prunes it); retrying settles that race. Every
+        // retry means another writer made progress, so the bound is generous.
+        for _ in 0..64 {
             let fd = match self.dirs.get(self.root_fd.as_fd(), rel) {
                 Ok(fd) => fd,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -188,6 +189,9 @@ impl Store {
             }) {
                 Ok(()) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
+                // A parent was pruned by a concurrent DELETE after it was made
+                // or found; the caller resolves again and calls us once more.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
                 Err(e) => return Err(self.write_dir_error(bucket, key, e)),
             }
             end = next;
