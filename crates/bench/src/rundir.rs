@@ -16,7 +16,9 @@ pub struct RunDir {
 
 impl RunDir {
     pub fn create(dir: &Path, allow_nonempty: bool) -> anyhow::Result<RunDir> {
-        let created_parent = match std::fs::symlink_metadata(dir) {
+        // `metadata` follows a symlink: pointing --dir at a link to a
+        // directory is fine, since only our own subdirectory is ever removed.
+        let created_parent = match std::fs::metadata(dir) {
             Ok(m) if !m.is_dir() => bail!("{} exists and is not a directory", dir.display()),
             Ok(_) => {
                 let nonempty = std::fs::read_dir(dir)
@@ -70,6 +72,13 @@ impl RunDir {
 pub fn free_bytes(path: &Path) -> Option<u64> {
     let s = rustix::fs::statvfs(path).ok()?;
     Some(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+/// Inodes available to us on the file system holding `path`.
+pub fn free_inodes(path: &Path) -> Option<u64> {
+    let s = rustix::fs::statvfs(path).ok()?;
+    // Some file systems (btrfs) report 0: no fixed inode table.
+    (s.f_files > 0).then_some(s.f_favail)
 }
 
 /// The file system's type, from its magic number (cheap: one statfs).

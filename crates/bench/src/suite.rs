@@ -133,6 +133,9 @@ fn run_in(
             room = room.min(rundir::mem_available().unwrap_or(u64::MAX));
         }
         lowered = caps.fit(opts.ranks as u64, room / 10 * 4);
+        if let Some(inodes) = rundir::free_inodes(&run_dir.path) {
+            lowered |= caps.fit_files(opts.ranks as u64, inodes / 10 * 4);
+        }
     }
     let seed = opts
         .seed

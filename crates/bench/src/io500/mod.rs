@@ -139,6 +139,29 @@ impl Caps {
         self.mdtest_hard_files_per_rank = scale(self.mdtest_hard_files_per_rank, 1);
         true
     }
+
+    /// Files (or S3 objects: one per ior transfer) one rank may create at most.
+    pub fn files_per_rank(&self) -> u64 {
+        self.ior_easy_bytes_per_rank / ior::EASY_TRANSFER as u64
+            + self.ior_hard_segments_per_rank
+            + self.mdtest_easy_files_per_rank
+            + self.mdtest_hard_files_per_rank
+    }
+
+    /// Scales the file caps down so that `ranks` ranks create at most
+    /// `budget` files. Returns whether anything changed.
+    pub fn fit_files(&mut self, ranks: u64, budget: u64) -> bool {
+        let need = self.files_per_rank().saturating_mul(ranks.max(1));
+        if need <= budget {
+            return false;
+        }
+        let f = budget as f64 / need as f64;
+        let scale = |v: u64| ((v as f64 * f) as u64).max(1);
+        self.ior_hard_segments_per_rank = scale(self.ior_hard_segments_per_rank);
+        self.mdtest_easy_files_per_rank = scale(self.mdtest_easy_files_per_rank);
+        self.mdtest_hard_files_per_rank = scale(self.mdtest_hard_files_per_rank);
+        true
+    }
 }
 
 /// Called on rank 0 after each phase, before the next starts (tests use it
@@ -360,5 +383,24 @@ fn check_find(r: &mut PhaseResult, ranks: usize, md_hard: u64) {
         r.notes.push(format!(
             "find matched {found} files, expected {expected} (the mdtest-hard files named *01*)"
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_shrink_to_the_budget() {
+        let mut c = Caps::default();
+        assert!(!c.fit(2, u64::MAX));
+        assert!(c.fit(2, 1 << 30));
+        assert!(c.bytes_per_rank() * 2 <= (1 << 30) + ior::EASY_TRANSFER as u64 * 2);
+        assert!(c.ior_easy_bytes_per_rank >= ior::EASY_TRANSFER as u64);
+
+        let mut c = Caps::default();
+        assert!(c.fit_files(4, 100_000));
+        assert!(c.files_per_rank() * 4 <= 100_000 + 4 * 4);
+        assert!(c.mdtest_hard_files_per_rank >= 1);
     }
 }
