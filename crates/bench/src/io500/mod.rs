@@ -157,6 +157,8 @@ impl Caps {
         }
         let f = budget as f64 / need as f64;
         let scale = |v: u64| ((v as f64 * f) as u64).max(1);
+        let easy = self.ior_easy_bytes_per_rank / ior::EASY_TRANSFER as u64;
+        self.ior_easy_bytes_per_rank = scale(easy) * ior::EASY_TRANSFER as u64;
         self.ior_hard_segments_per_rank = scale(self.ior_hard_segments_per_rank);
         self.mdtest_easy_files_per_rank = scale(self.mdtest_easy_files_per_rank);
         self.mdtest_hard_files_per_rank = scale(self.mdtest_hard_files_per_rank);
