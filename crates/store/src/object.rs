@@ -486,6 +486,14 @@ impl Store {
                 if !is_regular(&st) || !meta::has_meta(&st) {
                     return Ok((st, None));
                 }
+                // stat, attribute, stat again: if the inode is the same, both
+                // describe one version (an overwrite renames a new inode in).
+                if let Some(stored) = StoredMeta::read_at(d, kp.name) {
+                    let again = statat(d, kp.name, AtFlags::SYMLINK_NOFOLLOW)?;
+                    if again.st_ino == st.st_ino && again.st_dev == st.st_dev {
+                        return Ok((again, Some(stored?)));
+                    }
+                }
                 let fd = openat(
                     d,
                     kp.name,
