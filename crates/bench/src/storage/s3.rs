@@ -98,10 +98,7 @@ impl S3Storage {
 
     /// The key of the offset-0 object of `path`.
     fn base_key<'a>(&self, path: &'a str) -> &'a str {
-        match self.mode {
-            S3Mode::SingleBucket => path,
-            S3Mode::BucketPerFile => "0",
-        }
+        base_key(self.mode, path)
     }
 
     /// Visits every object under `prefix`, page by page.
@@ -383,6 +380,13 @@ struct S3File<'a> {
     key: String,
 }
 
+fn base_key(mode: S3Mode, path: &str) -> &str {
+    match mode {
+        S3Mode::SingleBucket => path,
+        S3Mode::BucketPerFile => "0",
+    }
+}
+
 /// The object key of the transfer at `offset`; `scratch` is reused so a
 /// transfer allocates nothing.
 fn object_key<'k>(
@@ -393,10 +397,7 @@ fn object_key<'k>(
     len: usize,
 ) -> &'k str {
     if offset == 0 {
-        return match mode {
-            S3Mode::SingleBucket => path,
-            S3Mode::BucketPerFile => "0",
-        };
+        return base_key(mode, path);
     }
     scratch.clear();
     let _ = match mode {
