@@ -133,8 +133,9 @@ fn run_in(
             room = room.min(rundir::mem_available().unwrap_or(u64::MAX));
         }
         lowered = caps.fit(opts.ranks as u64, room / 10 * 4);
+        // Inodes are only ours while the run lasts: 60 % of the free ones.
         if let Some(inodes) = rundir::free_inodes(&run_dir.path) {
-            lowered |= caps.fit_files(opts.ranks as u64, inodes / 10 * 4);
+            lowered |= caps.fit_files(opts.ranks as u64, inodes / 10 * 6);
         }
     }
     let seed = opts
@@ -165,9 +166,13 @@ fn run_in(
     };
     if lowered {
         eprintln!(
-            "s3hpc: caps lowered to fit the free space of {} ({:.2} GiB per rank at most)",
+            "s3hpc: caps lowered to fit the free space of {}: per rank at most {:.2} GiB ior-easy, \
+             {} ior-hard segments, {} mdtest-easy and {} mdtest-hard files",
             run.dir,
-            caps.bytes_per_rank() as f64 / (1u64 << 30) as f64
+            caps.ior_easy_bytes_per_rank as f64 / (1u64 << 30) as f64,
+            caps.ior_hard_segments_per_rank,
+            caps.mdtest_easy_files_per_rank,
+            caps.mdtest_hard_files_per_rank
         );
     }
 

@@ -150,17 +150,20 @@ impl Caps {
             + self.mdtest_hard_files_per_rank
     }
 
-    /// Scales the file caps down so that `ranks` ranks create at most
-    /// `budget` files. Returns whether anything changed.
+    /// Scales the many-file caps (mdtest, and ior-hard, whose transfers are
+    /// objects over S3) so that `ranks` ranks create at most `budget` files;
+    /// ior-easy's few large files are left alone. Returns whether anything
+    /// changed.
     pub fn fit_files(&mut self, ranks: u64, budget: u64) -> bool {
-        let need = self.files_per_rank().saturating_mul(ranks.max(1));
+        let ranks = ranks.max(1);
+        let easy = self.ior_easy_bytes_per_rank / ior::EASY_TRANSFER as u64;
+        let need = (self.files_per_rank() - easy).saturating_mul(ranks);
+        let budget = budget.saturating_sub(easy * ranks);
         if need <= budget {
             return false;
         }
         let f = budget as f64 / need as f64;
         let scale = |v: u64| ((v as f64 * f) as u64).max(1);
-        let easy = self.ior_easy_bytes_per_rank / ior::EASY_TRANSFER as u64;
-        self.ior_easy_bytes_per_rank = scale(easy) * ior::EASY_TRANSFER as u64;
         self.ior_hard_segments_per_rank = scale(self.ior_hard_segments_per_rank);
         self.mdtest_easy_files_per_rank = scale(self.mdtest_easy_files_per_rank);
         self.mdtest_hard_files_per_rank = scale(self.mdtest_hard_files_per_rank);
@@ -404,7 +407,8 @@ mod tests {
 
         let mut c = Caps::default();
         assert!(c.fit_files(4, 100_000));
-        assert!(c.files_per_rank() * 4 <= 100_000 + 4 * 4);
+        assert!(c.files_per_rank() * 4 <= 100_000 + 4 * 3);
+        assert_eq!(c.ior_easy_bytes_per_rank, Caps::default().ior_easy_bytes_per_rank);
         assert!(c.mdtest_hard_files_per_rank >= 1);
     }
 }
