@@ -408,7 +408,10 @@ mod tests {
         let mut c = Caps::default();
         assert!(c.fit_files(4, 100_000));
         assert!(c.files_per_rank() * 4 <= 100_000 + 4 * 3);
-        assert_eq!(c.ior_easy_bytes_per_rank, Caps::default().ior_easy_bytes_per_rank);
+        assert_eq!(
+            c.ior_easy_bytes_per_rank,
+            Caps::default().ior_easy_bytes_per_rank
+        );
         assert!(c.mdtest_hard_files_per_rank >= 1);
     }
 }
