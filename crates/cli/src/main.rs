@@ -51,7 +51,8 @@ struct Io500Args {
     #[arg(long, default_value = "posix,embedded", value_parser = parse_backends)]
     backends: BackendList,
     /// Directory to work in (on the file system to measure). It must be empty
-    /// or absent; the bench works in a fresh subdirectory and removes only that.
+    /// or absent (see --allow-nonempty); the bench works in a fresh
+    /// subdirectory and removes only that, and --dir itself if it made it.
     #[arg(long)]
     dir: PathBuf,
     /// Seconds each write phase runs before wear-out (IO500 requires 300).
@@ -73,16 +74,18 @@ struct Io500Args {
     /// How S3 backends map files: single-bucket or bucket-per-file.
     #[arg(long, default_value = "single-bucket")]
     s3_mode: S3Mode,
-    /// ior-easy bytes per rank at most (suffixes k, m, g, t).
+    /// ior-easy bytes per rank at most (suffixes k, m, g, t). Default 8g.
+    /// Without any cap option, the caps shrink to fit the free space and
+    /// inodes of --dir (and free RAM on tmpfs); set by hand, they are kept.
     #[arg(long, value_parser = parse_size)]
     ior_easy_max_bytes: Option<u64>,
-    /// ior-hard segments (47008 bytes each) per rank at most.
+    /// ior-hard segments (47008 bytes each) per rank at most. Default 50000.
     #[arg(long)]
     ior_hard_max_segments: Option<u64>,
-    /// mdtest-easy files per rank at most.
+    /// mdtest-easy files per rank at most. Default 1000000.
     #[arg(long)]
     mdtest_easy_max_files: Option<u64>,
-    /// mdtest-hard files per rank at most.
+    /// mdtest-hard files per rank at most. Default 400000.
     #[arg(long)]
     mdtest_hard_max_files: Option<u64>,
     /// Keep the data and the run directory (skip cleanup).
