@@ -28,6 +28,9 @@ pub use types::*;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
+/// `f_type` of ext2/3/4, whose rename-over-existing starts writeback.
+const EXT4_SUPER_MAGIC: i64 = 0xEF53;
+
 /// The engine over one data root. Cheap to share (`Arc<Store>`); all methods
 /// take `&self` and are safe to call from many threads and many processes
 /// (on many nodes) over the same tree.
@@ -38,6 +41,8 @@ pub struct Store {
     dirs: dirs::DirCache,
     listings: list::ListingCache,
     temps: temp::TempNames,
+    /// Replace existing keys by rename-exchange (see `Store::install`).
+    exchange_on_replace: std::sync::atomic::AtomicBool,
 }
 
 impl Store {
@@ -57,6 +62,10 @@ impl Store {
             rustix::fs::Mode::empty(),
         )
         .map_err(|e| S3Error::from_io(&e.into(), &format!("data root {}", root.display())))?;
+        #[allow(clippy::unnecessary_cast)] // f_type's type differs between architectures
+        let fs_is_ext4 = rustix::fs::fstatfs(&root_fd)
+            .map(|st| st.f_type as i64 == EXT4_SUPER_MAGIC)
+            .unwrap_or(false);
         Ok(Store {
             root,
             root_fd,
@@ -64,6 +73,7 @@ impl Store {
             dirs: dirs::DirCache::new(),
             listings: list::ListingCache::new(),
             temps: temp::TempNames::new(),
+            exchange_on_replace: std::sync::atomic::AtomicBool::new(fs_is_ext4),
         })
     }
 

@@ -20,6 +20,7 @@ use crate::*;
 use rustix::fs::{fstat, openat, statat, AtFlags, Dir, FileType, Mode, OFlags, Stat};
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -182,7 +183,7 @@ impl Store {
 
     /// The (cached) fd of directory `rel` and its sorted entries, from the
     /// listing cache when still valid.
-    fn sorted_entries(&self, rel: &str) -> Option<(Arc<OwnedFd>, Arc<Vec<Entry>>)> {
+    fn sorted_entries(&self, rel: &str) -> Option<(Rc<OwnedFd>, Arc<Vec<Entry>>)> {
         let mut fd = self.dirs.get(self.root_fd.as_fd(), rel).ok()?;
         let mut st = fstat(&fd).ok()?;
         if st.st_nlink == 0 {

@@ -205,10 +205,29 @@ impl<'a> Reader<'a> {
 /// An ETag that needs no hashing: a mix of inode, size and mtime, which change
 /// whenever the object is replaced. It carries a `-` so that clients treat it
 /// as opaque, as they do multipart ETags, and never compare it with an MD5.
+#[allow(clippy::unnecessary_cast)] // stat field types differ between architectures
 pub(crate) fn fast_etag(st: &Stat) -> String {
     let a = mix(st.st_ino ^ mix(st.st_size as u64));
-    let b = mix(st.st_mtime as u64 ^ mix(st.st_mtime_nsec ^ a));
-    format!("\"{a:016x}{b:016x}-1\"")
+    let b = mix(st.st_mtime as u64 ^ mix(st.st_mtime_nsec as u64 ^ a));
+    let mut digest = [0u8; 16];
+    digest[..8].copy_from_slice(&a.to_be_bytes());
+    digest[8..].copy_from_slice(&b.to_be_bytes());
+    quoted_hex(&digest, "-1")
+}
+
+/// `"<hex of bytes><suffix>"`, built without the formatting machinery: this
+/// runs on every HEAD, GET and listed key.
+pub(crate) fn quoted_hex(bytes: &[u8], suffix: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2 + suffix.len() + 2);
+    s.push('"');
+    for b in bytes {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s.push_str(suffix);
+    s.push('"');
+    s
 }
 
 /// splitmix64's finaliser: a cheap, well-spread 64-bit mix.
@@ -220,13 +239,7 @@ fn mix(mut z: u64) -> u64 {
 }
 
 pub(crate) fn md5_etag(digest: &[u8]) -> String {
-    let mut s = String::with_capacity(34);
-    s.push('"');
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s.push('"');
-    s
+    quoted_hex(digest, "")
 }
 
 pub(crate) fn mtime(st: &Stat) -> SystemTime {

@@ -219,10 +219,9 @@ impl Store {
             let got = self.get_unchecked(bucket, &upload_key(upload_id, &part_file(*n)), None)?;
             files.push((got.body.into_file(), 0, got.length));
         }
-        stored.etag = Some(format!(
-            "\"{}-{}\"",
-            meta::md5_etag(&md5_of_md5s.finalize()).trim_matches('"'),
-            parts.len()
+        stored.etag = Some(meta::quoted_hex(
+            &md5_of_md5s.finalize(),
+            &format!("-{}", parts.len()),
         ));
         self.write_object(bucket, key, Source::Files(files), stored)?;
         self.remove_upload(bucket, upload_id);
