@@ -2,68 +2,61 @@
 
 use std::fmt;
 
-/// The S3 error codes the engine can produce. Each maps to the code string and
-/// HTTP status that S3 uses, so every transport reports the same thing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
-    NoSuchBucket,
-    NoSuchKey,
-    NoSuchUpload,
-    BucketNotEmpty,
-    BucketAlreadyOwnedByYou,
-    InvalidBucketName,
-    InvalidArgument,
-    InvalidKey,
-    KeyTooLong,
-    KeyConflict,
-    EntityTooLarge,
-    EntityTooSmall,
-    InvalidRange,
-    InvalidPart,
-    InvalidPartOrder,
-    MetadataTooLarge,
-    BadDigest,
-    IncompleteBody,
-    PreconditionFailed,
-    NotImplemented,
-    InsufficientStorage,
-    AccessDenied,
-    InternalError,
+/// Declares [`ErrorCode`] with each variant's wire string, keeping the list
+/// of codes in one place.
+macro_rules! error_codes {
+    ($($code:ident => $wire:literal),+ $(,)?) => {
+        /// The S3 error codes the engine can produce. Each maps to the code
+        /// string and HTTP status that S3 uses, so every transport reports the
+        /// same thing.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $($code),+
+        }
+
+        impl ErrorCode {
+            /// Every code, for decoders that map wire strings back.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$code),+];
+
+            /// The code string as S3 spells it on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$code => $wire),+
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    NoSuchBucket => "NoSuchBucket",
+    NoSuchKey => "NoSuchKey",
+    NoSuchUpload => "NoSuchUpload",
+    BucketNotEmpty => "BucketNotEmpty",
+    BucketAlreadyOwnedByYou => "BucketAlreadyOwnedByYou",
+    InvalidBucketName => "InvalidBucketName",
+    InvalidArgument => "InvalidArgument",
+    // S3 has no dedicated code for an unmappable key; AWS answers
+    // InvalidArgument, but a distinct name makes client errors clearer.
+    InvalidKey => "InvalidKey",
+    KeyTooLong => "KeyTooLongError",
+    KeyConflict => "KeyConflict",
+    EntityTooLarge => "EntityTooLarge",
+    EntityTooSmall => "EntityTooSmall",
+    InvalidRange => "InvalidRange",
+    InvalidPart => "InvalidPart",
+    InvalidPartOrder => "InvalidPartOrder",
+    MetadataTooLarge => "MetadataTooLarge",
+    BadDigest => "BadDigest",
+    IncompleteBody => "IncompleteBody",
+    PreconditionFailed => "PreconditionFailed",
+    NotImplemented => "NotImplemented",
+    InsufficientStorage => "InsufficientStorage",
+    AccessDenied => "AccessDenied",
+    InternalError => "InternalError",
 }
 
 impl ErrorCode {
-    /// The code string as S3 spells it on the wire.
-    pub fn as_str(self) -> &'static str {
-        use ErrorCode::*;
-        match self {
-            NoSuchBucket => "NoSuchBucket",
-            NoSuchKey => "NoSuchKey",
-            NoSuchUpload => "NoSuchUpload",
-            BucketNotEmpty => "BucketNotEmpty",
-            BucketAlreadyOwnedByYou => "BucketAlreadyOwnedByYou",
-            InvalidBucketName => "InvalidBucketName",
-            InvalidArgument => "InvalidArgument",
-            // S3 has no dedicated code for an unmappable key; InvalidArgument is
-            // what AWS answers, but a distinct name makes client errors clearer.
-            InvalidKey => "InvalidKey",
-            KeyTooLong => "KeyTooLongError",
-            KeyConflict => "KeyConflict",
-            EntityTooLarge => "EntityTooLarge",
-            EntityTooSmall => "EntityTooSmall",
-            InvalidRange => "InvalidRange",
-            InvalidPart => "InvalidPart",
-            InvalidPartOrder => "InvalidPartOrder",
-            MetadataTooLarge => "MetadataTooLarge",
-            BadDigest => "BadDigest",
-            IncompleteBody => "IncompleteBody",
-            PreconditionFailed => "PreconditionFailed",
-            NotImplemented => "NotImplemented",
-            InsufficientStorage => "InsufficientStorage",
-            AccessDenied => "AccessDenied",
-            InternalError => "InternalError",
-        }
-    }
-
     /// The HTTP status S3 answers with for this code.
     pub fn http_status(self) -> u16 {
         use ErrorCode::*;
@@ -82,38 +75,9 @@ impl ErrorCode {
 
     /// Parses a wire code string back into a code (used by remote transports).
     pub fn from_wire(s: &str) -> Option<ErrorCode> {
-        ALL.iter().copied().find(|c| c.as_str() == s)
+        Self::ALL.iter().copied().find(|c| c.as_str() == s)
     }
 }
-
-const ALL: &[ErrorCode] = {
-    use ErrorCode::*;
-    &[
-        NoSuchBucket,
-        NoSuchKey,
-        NoSuchUpload,
-        BucketNotEmpty,
-        BucketAlreadyOwnedByYou,
-        InvalidBucketName,
-        InvalidArgument,
-        InvalidKey,
-        KeyTooLong,
-        KeyConflict,
-        EntityTooLarge,
-        EntityTooSmall,
-        InvalidRange,
-        InvalidPart,
-        InvalidPartOrder,
-        MetadataTooLarge,
-        BadDigest,
-        IncompleteBody,
-        PreconditionFailed,
-        NotImplemented,
-        InsufficientStorage,
-        AccessDenied,
-        InternalError,
-    ]
-};
 
 /// An S3 error: a code, and a message that says what went wrong and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,4 +137,19 @@ macro_rules! s3err {
     ($code:ident, $($arg:tt)*) => {
         $crate::S3Error::new($crate::ErrorCode::$code, format!($($arg)*))
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_strings_round_trip() {
+        for &c in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_wire(c.as_str()), Some(c));
+        }
+        assert_eq!(ErrorCode::from_wire("NoSuchThing"), None);
+        assert_eq!(ErrorCode::KeyTooLong.as_str(), "KeyTooLongError");
+        assert_eq!(ErrorCode::NoSuchKey.http_status(), 404);
+    }
 }

@@ -58,6 +58,19 @@ impl Env {
     pub fn keys(&self) -> Vec<String> {
         list_all(&self.store, BUCKET, &ListRequest::default(), 1000).0
     }
+
+    /// The bucket's first page with delimiter `/`: its top-level objects and prefixes.
+    pub fn top_level(&self) -> ListPage {
+        self.store
+            .list_objects(
+                BUCKET,
+                &ListRequest {
+                    delimiter: Some("/".into()),
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+    }
 }
 
 pub fn put(store: &Store, bucket: &str, key: &str, data: &[u8]) -> String {
