@@ -13,5 +13,8 @@ pub mod latency;
 pub mod output;
 pub mod pattern;
 pub mod rundir;
+pub mod stats;
+pub mod stop;
 pub mod storage;
 pub mod suite;
+pub mod summary;

@@ -1,12 +1,15 @@
-//! A whole run: the IO500 suite over each backend in turn, in a run
-//! directory the bench owns; each backend cleans up after itself. Then the
-//! comparison table and the JSON.
+//! A whole run: the IO500 suite over each backend in turn, `repeat` times,
+//! in a run directory the bench owns; each backend cleans up after itself.
+//! Then one comparison table of the medians over the repetitions, and the
+//! JSON.
 
 use crate::backend::{Backend, BackendConfig};
 use crate::io500::score::{score, Score};
 use crate::io500::{self, Caps, Io500Params, PhaseHook, PhaseResult};
 use crate::output::{json, text};
 use crate::rundir::{self, RunDir};
+use crate::stop::Stop;
+use crate::summary::{self, Summary};
 use anyhow::Context;
 use serde::Serialize;
 use std::io::Write;
@@ -33,6 +36,14 @@ pub struct SuiteOptions {
     /// The data pattern's seed; by default from the clock.
     pub seed: Option<u64>,
     pub after_phase: Option<PhaseHook>,
+    /// How many times the whole suite runs; the backend order alternates
+    /// from one repetition to the next (a,b then b,a) so that neither
+    /// always runs first, on a cold or a warm machine.
+    pub repeat: usize,
+    /// Set (by a signal handler) to end the run early: the phases stop at
+    /// their next operation, the run directory is removed and `run` returns
+    /// an `Interrupted` error.
+    pub stop: Stop,
 }
 
 impl SuiteOptions {
@@ -50,6 +61,8 @@ impl SuiteOptions {
             json: None,
             seed: None,
             after_phase: None,
+            repeat: 1,
+            stop: Stop::new(),
         }
     }
 }
@@ -78,13 +91,16 @@ pub struct RunInfo {
     pub caps_lowered: bool,
     pub seed: u64,
     pub backends: Vec<String>,
+    pub repeat: usize,
     pub kept: bool,
 }
 
-/// One backend's results.
+/// One backend's results in one repetition.
 #[derive(Debug, Clone)]
 pub struct BackendReport {
     pub backend: String,
+    /// The repetition, from 0.
+    pub iteration: usize,
     pub transport: String,
     pub api: String,
     pub results: Vec<PhaseResult>,
@@ -93,7 +109,10 @@ pub struct BackendReport {
 
 pub struct SuiteReport {
     pub run: RunInfo,
+    /// Every backend of every repetition, in the order they ran.
     pub backends: Vec<BackendReport>,
+    /// Medians and ranges over the repetitions.
+    pub summary: Summary,
     pub json: serde_json::Value,
 }
 
@@ -101,15 +120,26 @@ pub struct SuiteReport {
 pub fn run(opts: &SuiteOptions, out: &mut dyn Write) -> anyhow::Result<SuiteReport> {
     anyhow::ensure!(opts.ranks > 0, "--ranks must be at least 1");
     anyhow::ensure!(!opts.backends.is_empty(), "no backend selected");
+    anyhow::ensure!(opts.repeat > 0, "--repeat must be at least 1");
+    opts.stop.check()?;
     let run_dir = RunDir::create(&opts.dir, opts.allow_nonempty)?;
+    let path = run_dir.path.clone();
     let result = run_in(opts, &run_dir, out);
-    if opts.keep {
-        eprintln!("s3hpc: kept the run directory {}", run_dir.path.display());
+    let cleanup = if opts.keep {
+        format!("kept the run directory {} (--keep)", path.display())
     } else {
-        let removed = run_dir.remove();
-        if result.is_ok() {
-            removed?;
+        match run_dir.remove() {
+            Ok(()) => format!("removed the run directory {}", path.display()),
+            Err(e) if result.is_ok() && opts.stop.requested().is_none() => return Err(e),
+            Err(e) => format!("{e:#}"),
         }
+    };
+    // A stop ends the run with `Interrupted`, whatever the phases made of it.
+    if let Err(stopped) = opts.stop.check() {
+        return Err(anyhow::Error::new(stopped).context(format!("{stopped}; {cleanup}")));
+    }
+    if opts.keep {
+        eprintln!("s3hpc: {cleanup}");
     }
     result
 }
@@ -162,6 +192,7 @@ fn run_in(
         caps_lowered: lowered,
         seed,
         backends: opts.backends.iter().map(|b| b.name().to_string()).collect(),
+        repeat: opts.repeat,
         kept: opts.keep,
     };
     if lowered {
@@ -177,24 +208,45 @@ fn run_in(
     }
 
     let mut reports = Vec::new();
-    for &backend in &opts.backends {
-        let report = run_backend(opts, &run, run_dir, backend, caps, seed)
-            .with_context(|| format!("backend {backend}"))?;
-        text::backend_block(out, &run, &report)?;
-        writeln!(out)?;
-        reports.push(report);
+    for iteration in 0..opts.repeat {
+        for backend in order(&opts.backends, iteration) {
+            opts.stop.check()?;
+            let report = run_backend(opts, &run, run_dir, backend, caps, seed, iteration)
+                .with_context(|| {
+                    format!(
+                        "backend {backend}, repetition {}/{}",
+                        iteration + 1,
+                        opts.repeat
+                    )
+                })?;
+            text::backend_block(out, &run, &report)?;
+            writeln!(out)?;
+            reports.push(report);
+        }
     }
-    text::comparison(out, &run, &reports)?;
-    text::latencies(out, &reports)?;
-    let doc = json::document(&run, &reports);
+    let summary = summary::summarize(&reports);
+    text::comparison(out, &run, &summary)?;
+    text::latencies(out, &run, &summary, &reports)?;
+    let doc = json::document(&run, &reports, &summary);
     if let Some(path) = &opts.json {
         json::write_atomic(path, &doc)?;
     }
     Ok(SuiteReport {
         run,
         backends: reports,
+        summary,
         json: doc,
     })
+}
+
+/// The backends of repetition `iteration`: as given in even ones, reversed
+/// in odd ones.
+pub fn order(backends: &[Backend], iteration: usize) -> Vec<Backend> {
+    let mut v = backends.to_vec();
+    if iteration % 2 == 1 {
+        v.reverse();
+    }
+    v
 }
 
 fn run_backend(
@@ -204,8 +256,11 @@ fn run_backend(
     backend: Backend,
     caps: Caps,
     seed: u64,
+    iteration: usize,
 ) -> anyhow::Result<BackendReport> {
-    let dir = run_dir.path.join(backend.name());
+    // Fresh for every repetition (with --keep, each one's data stays).
+    let name = backend_dir(backend, iteration);
+    let dir = run_dir.path.join(&name);
     std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let storage = backend.open(&dir, &opts.config)?;
     storage.setup()?;
@@ -213,9 +268,10 @@ fn run_backend(
         opts.stonewall,
         caps,
         seed,
-        run_dir.path.join(format!("{}.timestamp", backend.name())),
+        run_dir.path.join(format!("{name}.timestamp")),
     );
     params.after_phase = opts.after_phase.clone();
+    params.stop = opts.stop.clone();
     let results = io500::run(&*storage, run.ranks, &params);
     // Clean up whether the phases passed or not; a phase error wins.
     let cleaned = if opts.keep {
@@ -230,11 +286,18 @@ fn run_backend(
     cleaned?;
     Ok(BackendReport {
         backend: backend.name().to_string(),
+        iteration,
         transport: storage.transport().to_string(),
         api: storage.api(),
         score: score(&results),
         results,
     })
+}
+
+/// The directory, under the run directory, of one backend in one
+/// repetition: `<backend>.<iteration>`.
+pub fn backend_dir(backend: Backend, iteration: usize) -> String {
+    format!("{}.{iteration}", backend.name())
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` from Unix seconds (civil-from-days, no crate).
@@ -260,6 +323,17 @@ pub fn rfc3339(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn order_alternates() {
+        let both = [Backend::Posix, Backend::Embedded];
+        assert_eq!(order(&both, 0), both);
+        assert_eq!(order(&both, 1), [Backend::Embedded, Backend::Posix]);
+        assert_eq!(order(&both, 2), both);
+        assert_eq!(order(&both[..1], 1), [Backend::Posix]);
+    }
+
     #[test]
     fn rfc3339_dates() {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");

@@ -3,6 +3,7 @@
 
 use s3hpc_bench::backend::{Backend, BackendConfig};
 use s3hpc_bench::io500::{self, Caps, Io500Params, PhaseResult};
+use s3hpc_bench::stop::Interrupted;
 use s3hpc_bench::storage::S3Mode;
 use s3hpc_bench::suite::{self, SuiteOptions, SuiteReport};
 use std::os::unix::fs::FileExt;
@@ -266,7 +267,10 @@ fn expect_verification_failure(
     let d = dir.clone();
     o.after_phase = Some(Arc::new(move |name: &str| {
         if name == after {
-            corrupt(&run_dir(&d).join(backend.name()).join(file), offset);
+            corrupt(
+                &run_dir(&d).join(suite::backend_dir(backend, 0)).join(file),
+                offset,
+            );
         }
     }));
     let err = run_suite(&o).err().expect("corruption must fail the run");
@@ -353,4 +357,135 @@ fn s3_backends_clean_up_through_the_api() {
             .collect();
         assert!(left.is_empty(), "{mode:?} left {left:?}");
     }
+}
+
+#[test]
+fn repetitions_alternate_and_fold_into_medians() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("bench");
+    let mut o = options(&dir, vec![Backend::Posix, Backend::Embedded]);
+    o.repeat = 3;
+    o.ranks = 2;
+    o.stonewall = Duration::from_millis(50);
+    let (report, text) = run_suite(&o).unwrap();
+    let order: Vec<_> = report
+        .backends
+        .iter()
+        .map(|b| (b.iteration, b.backend.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (0, "posix"),
+            (0, "embedded"),
+            (1, "embedded"),
+            (1, "posix"),
+            (2, "posix"),
+            (2, "embedded"),
+        ]
+    );
+    for b in &report.backends {
+        check_counts(&b.results, 2);
+    }
+    assert!(!dir.exists());
+
+    // Text: a block per backend and repetition, one comparison table.
+    assert!(text.contains("(standard) backend embedded repetition 2/3\n"));
+    assert_eq!(text.matches("[SCORE ]").count(), 6);
+    assert_eq!(text.matches("Comparison:").count(), 1);
+    assert!(text.contains("Medians of 3 repetitions"));
+    let stat = text
+        .lines()
+        .find(|l| l.starts_with("mdtest-easy-stat "))
+        .unwrap();
+    let range = stat.split_whitespace().last().unwrap();
+    let (lo, hi) = range.split_once('-').expect("a min-max range");
+    assert!(
+        lo.parse::<f64>().unwrap() <= hi.parse::<f64>().unwrap(),
+        "{stat}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("score total ")));
+
+    // JSON: flat rows with their iteration, and the summary.
+    let doc = &report.json;
+    assert_eq!(doc["run"]["repeat"], 3);
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 3 * 2 * 12);
+    for it in 0..3 {
+        assert_eq!(rows.iter().filter(|r| r["iteration"] == it).count(), 24);
+    }
+    assert!(rows.iter().all(|r| !r["latency"]["p50"].is_null()));
+    let scores = doc["scores"].as_array().unwrap();
+    assert_eq!(scores.len(), 6);
+    assert!(scores.iter().all(|r| r["iteration"].is_u64()));
+    let summary = doc["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), 2 * 12);
+    for row in summary {
+        let (min, med, max) = (
+            row["min"].as_f64().unwrap(),
+            row["median"].as_f64().unwrap(),
+            row["max"].as_f64().unwrap(),
+        );
+        assert!(min <= med && med <= max, "{row}");
+        assert_eq!(row["n"], 3);
+        assert!(!row["unit"].is_null() && !row["phase"].is_null());
+        let has_ratio = !row["ratio_median"].is_null();
+        assert_eq!(has_ratio, row["backend"] == "embedded", "{row}");
+        if has_ratio {
+            let q = |k: &str| row[k].as_f64().unwrap();
+            assert!(q("ratio_min") <= q("ratio_median") && q("ratio_median") <= q("ratio_max"));
+        }
+    }
+    // The median ratio is the median of the per-repetition ratios.
+    let ratios: Vec<f64> = rows
+        .iter()
+        .filter(|r| r["phase"] == "mdtest-easy-stat" && r["backend"] == "embedded")
+        .map(|r| r["ratio_to_posix"].as_f64().unwrap())
+        .collect();
+    let row = summary
+        .iter()
+        .find(|r| r["phase"] == "mdtest-easy-stat" && r["backend"] == "embedded")
+        .unwrap();
+    assert_eq!(
+        row["ratio_median"].as_f64(),
+        s3hpc_bench::stats::median(ratios)
+    );
+    assert_eq!(doc["score_summary"].as_array().unwrap().len(), 2 * 3);
+}
+
+#[test]
+fn a_stop_ends_the_run_and_removes_only_its_directory() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("sentinel"), b"x").unwrap();
+    let mut o = options(t.path(), vec![Backend::Posix, Backend::Embedded]);
+    o.allow_nonempty = true;
+    o.repeat = 2;
+    // Stop in the middle of the first backend, as a signal handler would;
+    // the other phases and backends never start.
+    let stop = o.stop.clone();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    o.after_phase = Some(Arc::new(move |name: &str| {
+        log.lock().unwrap().push(name.to_string());
+        if name == "mdtest-easy-write" {
+            stop.request(2);
+        }
+    }));
+    let err = run_suite(&o).err().expect("a stop fails the run");
+    let i = err.downcast_ref::<Interrupted>().expect("Interrupted");
+    assert_eq!(i.exit_code(), 130);
+    assert!(
+        err.to_string().contains("removed the run directory"),
+        "{err}"
+    );
+    // The timestamp phase (one file) has no loop; the next loop stops.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["ior-easy-write", "mdtest-easy-write", "timestamp"]
+    );
+    let left: Vec<_> = std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["sentinel"]);
 }

@@ -5,15 +5,19 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use s3hpc_bench::backend::{Backend, BackendConfig};
 use s3hpc_bench::io500::Caps;
+use s3hpc_bench::stop::{signal_name, Interrupted, Stop};
 use s3hpc_bench::storage::S3Mode;
 use s3hpc_bench::suite::{self, SuiteOptions};
 use s3hpc_store::{Durability, EtagPolicy};
+use signal_hook::consts::{SIGINT, SIGTERM};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// The stonewall of the no-argument run: long enough to settle, short
 /// enough that both backends finish in about a minute.
 const QUICK_STONEWALL_SECS: f64 = 3.0;
+/// Repetitions of the no-argument run.
+const QUICK_REPEAT: usize = 1;
 
 #[derive(Parser)]
 #[command(
@@ -97,6 +101,12 @@ struct Io500Args {
     /// Seed of the data pattern (default: from the clock).
     #[arg(long)]
     seed: Option<u64>,
+    /// Run the whole suite N times, alternating the backend order (a,b then
+    /// b,a, ...). The comparison then shows medians, the median ratio to
+    /// POSIX and its min-max range: single runs on a busy or small node can
+    /// swing by tens of percent.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    repeat: u64,
 }
 
 /// `--backends` as one comma-separated value (a plain `Vec` would make clap
@@ -128,7 +138,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("size too large: {s:?}"))
 }
 
-fn io500_options(a: Io500Args) -> anyhow::Result<SuiteOptions> {
+fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
     anyhow::ensure!(
         a.stonewall.is_finite() && a.stonewall > 0.0,
         "--stonewall must be a positive number of seconds"
@@ -169,18 +179,22 @@ fn io500_options(a: Io500Args) -> anyhow::Result<SuiteOptions> {
     o.keep = a.keep;
     o.allow_nonempty = a.allow_nonempty;
     o.seed = a.seed;
+    o.repeat = a.repeat as usize;
+    o.stop = stop.clone();
     Ok(o)
 }
 
 /// `s3hpc bench`: every backend, a fresh temporary directory (removed
 /// afterwards), a short stonewall.
-fn quick_bench() -> anyhow::Result<()> {
+fn quick_bench(stop: &Stop) -> anyhow::Result<()> {
     let tmp = tempfile::Builder::new()
         .prefix("s3hpc-bench-")
         .tempdir()
         .context("creating a temporary directory")?;
     let mut o = SuiteOptions::new(tmp.path().to_path_buf());
     o.stonewall = Duration::from_secs_f64(QUICK_STONEWALL_SECS);
+    o.repeat = QUICK_REPEAT;
+    o.stop = stop.clone();
     eprintln!(
         "s3hpc: IO500 phases over {} in {} with {} ranks, stonewall {QUICK_STONEWALL_SECS} s (use `s3hpc bench io500` for more)",
         o.backends.iter().map(|b| b.name()).collect::<Vec<_>>().join(", "),
@@ -191,17 +205,61 @@ fn quick_bench() -> anyhow::Result<()> {
     tmp.close().context("removing the temporary directory")
 }
 
+/// Ctrl-C and SIGTERM end a run cleanly: the first one sets the bench's stop
+/// flag (the phases stop at their next operation, the run directory is
+/// removed, and the process exits with 128 + the signal: 130 for SIGINT);
+/// a second one quits at once, leaving the data.
+///
+/// Why `signal-hook`: it is the maintained, widely used crate for Unix
+/// signals, and its `Signals` iterator delivers them to an ordinary thread
+/// through a self-pipe. So the reaction (setting the flag, printing what
+/// happens next, the second-signal exit) is plain Rust rather than code that
+/// must be async-signal-safe, and one handler covers SIGINT and SIGTERM with
+/// the signal's number (`ctrlc` needs a feature for SIGTERM and does not say
+/// which signal came, which the exit status needs).
+fn stop_on_signals(stop: &Stop) -> anyhow::Result<()> {
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .context("installing the SIGINT/SIGTERM handler")?;
+    let stop = stop.clone();
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                if stop.requested().is_some() {
+                    eprintln!(
+                        "s3hpc: {} again: quitting at once; the run directory is left as it is",
+                        signal_name(sig)
+                    );
+                    std::process::exit(128 + sig);
+                }
+                stop.request(sig);
+                eprintln!(
+                    "s3hpc: {} received: stopping at the next operation and removing the run \
+                     directory (send it again to quit at once and leave the data)",
+                    signal_name(sig)
+                );
+            }
+        })
+        .context("starting the signal thread")?;
+    Ok(())
+}
+
 fn main() {
     let cli = Cli::parse();
-    let r = match cli.command {
-        Command::Bench(BenchArgs { suite: None }) => quick_bench(),
+    let stop = Stop::new();
+    let r = stop_on_signals(&stop).and_then(|()| match cli.command {
+        Command::Bench(BenchArgs { suite: None }) => quick_bench(&stop),
         Command::Bench(BenchArgs {
             suite: Some(Suite::Io500(a)),
-        }) => {
-            io500_options(a).and_then(|o| suite::run(&o, &mut std::io::stdout().lock()).map(|_| ()))
-        }
-    };
+        }) => io500_options(a, &stop)
+            .and_then(|o| suite::run(&o, &mut std::io::stdout().lock()).map(|_| ())),
+    });
     if let Err(e) = r {
+        if let Some(i) = e.downcast_ref::<Interrupted>() {
+            // The outermost message says what was cleaned up.
+            eprintln!("s3hpc: {e}");
+            std::process::exit(i.exit_code());
+        }
         eprintln!("s3hpc: error: {e:#}");
         std::process::exit(1);
     }

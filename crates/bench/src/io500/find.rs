@@ -11,6 +11,7 @@
 use super::phase::{finish, RankStats};
 use super::{Group, PhaseResult};
 use crate::comm::Comm;
+use crate::stop::Stop;
 use crate::storage::{join, Entry, StorageApi};
 use std::time::{Instant, SystemTime};
 
@@ -37,9 +38,10 @@ pub fn run(
     comm: &dyn Comm,
     storage: &dyn StorageApi,
     filter: &Filter,
+    stop: &Stop,
 ) -> anyhow::Result<Option<PhaseResult>> {
     let (rank, ranks) = (comm.rank(), comm.size());
-    let mut st = RankStats::new();
+    let mut st = RankStats::new(stop);
     let mut level: Vec<String> = vec![String::new()];
 
     comm.barrier();
@@ -47,7 +49,7 @@ pub fn run(
     while !level.is_empty() {
         let mut found = String::new();
         for dir in level.iter().skip(rank).step_by(ranks) {
-            if st.error.is_some() {
+            if !st.keep_going() {
                 break;
             }
             let t0 = Instant::now();

@@ -79,7 +79,7 @@ pub fn write(
     let path = layout.path(rank);
     let id = layout.file_id(rank);
     let mut buf = p.pattern.buffer(layout.transfer());
-    let mut st = RankStats::new();
+    let mut st = RankStats::new(&p.stop);
 
     comm.barrier();
     let start = Instant::now();
@@ -136,7 +136,7 @@ pub fn read(
     let id = layout.file_id(owner);
     let mut buf = p.pattern.buffer(layout.transfer());
     let mut expected = p.pattern.buffer(layout.transfer());
-    let mut st = RankStats::new();
+    let mut st = RankStats::new(&p.stop);
 
     comm.barrier();
     let start = Instant::now();

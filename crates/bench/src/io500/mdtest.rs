@@ -124,7 +124,7 @@ pub fn write(
     let size = layout.file_size();
     let mut names = Names::new(layout, rank);
     let mut buf = p.pattern.buffer(size);
-    let mut st = RankStats::new();
+    let mut st = RankStats::new(&p.stop);
 
     comm.barrier();
     let start = Instant::now();
@@ -160,7 +160,7 @@ pub fn run(
     let mut names = Names::new(layout, owner);
     let mut buf = p.pattern.buffer(size);
     let mut expected = p.pattern.buffer(size);
-    let mut st = RankStats::new();
+    let mut st = RankStats::new(&p.stop);
 
     comm.barrier();
     let start = Instant::now();

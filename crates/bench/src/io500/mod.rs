@@ -10,6 +10,7 @@ pub mod score;
 use crate::comm::{run_threads, Comm};
 use crate::latency::LatencySummary;
 use crate::pattern::Pattern;
+use crate::stop::Stop;
 use crate::storage::StorageApi;
 use ior::IorLayout;
 use mdtest::{MdLayout, MdOp};
@@ -185,6 +186,8 @@ pub struct Io500Params {
     /// the result directory, outside the data tree).
     pub timestamp_file: PathBuf,
     pub after_phase: Option<PhaseHook>,
+    /// Ends the phases early (Ctrl-C): the run then fails with `Interrupted`.
+    pub stop: Stop,
 }
 
 impl Io500Params {
@@ -195,6 +198,7 @@ impl Io500Params {
             pattern: Pattern::new(seed, ior::EASY_TRANSFER),
             timestamp_file,
             after_phase: None,
+            stop: Stop::new(),
         }
     }
 }
@@ -282,7 +286,7 @@ pub fn run_rank(
         caps.mdtest_hard_files_per_rank,
     )?;
     done(r);
-    let mut r = find::run(comm, storage, &find::Filter::io500(newer))?;
+    let mut r = find::run(comm, storage, &find::Filter::io500(newer), &p.stop)?;
     if let Some(r) = r.as_mut() {
         check_find(r, comm.size(), md_hard);
     }

@@ -5,6 +5,7 @@
 use crate::comm::Comm;
 use crate::io500::{Group, PhaseResult};
 use crate::latency::{take_u64, Latency};
+use crate::stop::Stop;
 use std::time::{Duration, Instant};
 
 /// One rank's counters for one phase.
@@ -20,11 +21,17 @@ pub struct RankStats {
     /// find: matching files.
     pub matches: u64,
     pub error: Option<anyhow::Error>,
+    /// Checked once per op, like the stonewall; a stop becomes this rank's
+    /// error, which every rank learns at the next collective.
+    pub stop: Stop,
 }
 
 impl RankStats {
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(stop: &Stop) -> Self {
+        RankStats {
+            stop: stop.clone(),
+            ..Self::default()
+        }
     }
 
     /// Keeps the first error only: the later ones are usually its echoes.
@@ -34,16 +41,26 @@ impl RankStats {
         }
     }
 
-    /// Runs `op(i)` for `i` in `range`, timing each op, until the first error.
+    /// Records the stop, if one was requested, as this rank's error.
+    /// Returns whether the loop may go on.
+    pub fn keep_going(&mut self) -> bool {
+        if let Err(e) = self.stop.check() {
+            self.fail(e.into());
+        }
+        self.error.is_none()
+    }
+
+    /// Runs `op(i)` for `i` in `range`, timing each op, until the first error
+    /// or a stop.
     pub fn timed(
         &mut self,
         range: std::ops::Range<u64>,
         mut op: impl FnMut(u64) -> anyhow::Result<()>,
     ) {
-        if self.error.is_some() {
-            return;
-        }
         for i in range {
+            if !self.keep_going() {
+                return;
+            }
             let t0 = Instant::now();
             let r = op(i);
             self.latency.record(t0.elapsed());
@@ -55,8 +72,8 @@ impl RankStats {
         }
     }
 
-    /// The write-phase loop: `op(i)` from 0 until `deadline` passes or `cap`
-    /// ops are done; then every rank continues up to the largest count any
+    /// The write-phase loop: `op(i)` from 0 until `deadline` passes, `cap`
+    /// ops are done or a stop is requested; then every rank continues up to the largest count any
     /// rank reached (IOR `stoneWallingWearOut`, mdtest `-W` with `-x`).
     /// Returns that count, which the later phases of the same files process.
     /// `start` is when the phase began.
@@ -69,7 +86,7 @@ impl RankStats {
         mut op: impl FnMut(u64) -> anyhow::Result<()>,
     ) -> u64 {
         let mut i = 0;
-        while i < cap && self.error.is_none() {
+        while i < cap && self.keep_going() {
             let t0 = Instant::now();
             let r = op(i);
             let t1 = Instant::now();
@@ -140,7 +157,7 @@ pub fn finish(
     let mut buf = Vec::new();
     stats.encode(&mut buf);
     let all = comm.allgather_bytes(&buf);
-    let mut total = RankStats::new();
+    let mut total = RankStats::default();
     let mut max_sw = Duration::ZERO;
     for (rank, bytes) in all.iter().enumerate() {
         let (s, err) = RankStats::decode(bytes).expect("rank stats decode");

@@ -1,8 +1,13 @@
 //! The result JSON (`s3hpc-bench/1`): run metadata, then flat rows, one per
-//! phase and backend, which every report tool can read without knowing the
-//! benchmark. Written atomically (temporary file, then rename).
+//! phase, backend and repetition (`iteration`), which every report tool can
+//! read without knowing the benchmark; then `summary`, one row per backend
+//! and phase over the repetitions (median, min, max, and the same of the
+//! ratio to POSIX), and `score_summary` likewise for the scores. Written
+//! atomically (temporary file, then rename).
 
+use crate::stats::Spread;
 use crate::suite::{BackendReport, RunInfo};
+use crate::summary::{Summary, SummaryRow, BASELINE};
 use anyhow::Context;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -10,14 +15,18 @@ use std::path::Path;
 
 pub const SCHEMA: &str = "s3hpc-bench/1";
 
-pub fn document(run: &RunInfo, reports: &[BackendReport]) -> Value {
-    let posix = reports.iter().find(|b| b.backend == "posix");
+pub fn document(run: &RunInfo, reports: &[BackendReport], summary: &Summary) -> Value {
     let mut rows = Vec::new();
     for b in reports {
+        // The baseline of the same repetition.
+        let posix = reports
+            .iter()
+            .find(|p| p.backend == BASELINE && p.iteration == b.iteration);
         for r in b.results.iter().filter(|r| r.scored()) {
             let mut row = json!({
                 "benchmark": "io500",
                 "backend": b.backend,
+                "iteration": b.iteration,
                 "transport": b.transport,
                 "api": b.api,
                 "phase": r.name,
@@ -55,6 +64,7 @@ pub fn document(run: &RunInfo, reports: &[BackendReport]) -> Value {
             json!({
                 "benchmark": "io500",
                 "backend": b.backend,
+                "iteration": b.iteration,
                 "transport": b.transport,
                 "bandwidth": b.score.bandwidth,
                 "bandwidth_unit": "GiB/s",
@@ -70,7 +80,37 @@ pub fn document(run: &RunInfo, reports: &[BackendReport]) -> Value {
         "run": run,
         "results": rows,
         "scores": scores,
+        "summary": summary_rows(&summary.phases, "phase"),
+        "score_summary": summary_rows(&summary.scores, "score"),
     })
+}
+
+/// Flat rows: `backend`, `<key>` (the phase or score name), `unit`,
+/// `median`, `min`, `max`, `n`, and `ratio_median`, `ratio_min`,
+/// `ratio_max` for backends with a POSIX baseline.
+fn summary_rows(rows: &[SummaryRow], key: &str) -> Vec<Value> {
+    rows.iter()
+        .map(|r| {
+            let mut row = json!({
+                "benchmark": "io500",
+                "backend": r.backend,
+                key: r.name,
+                "unit": r.unit,
+            });
+            let obj = row.as_object_mut().expect("object");
+            let mut put = |prefix: &str, s: &Spread| {
+                obj.insert(format!("{prefix}median"), s.median.into());
+                obj.insert(format!("{prefix}min"), s.min.into());
+                obj.insert(format!("{prefix}max"), s.max.into());
+            };
+            put("", &r.value);
+            if let Some(q) = &r.ratio {
+                put("ratio_", q);
+            }
+            obj.insert("n".into(), r.value.n.into());
+            row
+        })
+        .collect()
 }
 
 /// Writes `value` to `path` through a temporary file in the same directory

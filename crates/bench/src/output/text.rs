@@ -3,7 +3,9 @@
 
 use crate::io500::score::Score;
 use crate::io500::PhaseResult;
+use crate::stats::median;
 use crate::suite::{BackendReport, RunInfo};
+use crate::summary::{Summary, SummaryRow, BASELINE};
 use std::io::{self, Write};
 
 /// An official IO500 run needs this stonewall (`[debug] stonewall-time`).
@@ -34,11 +36,15 @@ pub fn score_line(s: &Score) -> String {
 
 /// One backend's block: header, phase lines, notes, score.
 pub fn backend_block(out: &mut dyn Write, run: &RunInfo, b: &BackendReport) -> io::Result<()> {
-    writeln!(
+    write!(
         out,
         "IO500 version s3hpc-{} (standard) backend {}",
         run.version, b.backend
     )?;
+    if run.repeat > 1 {
+        write!(out, " repetition {}/{}", b.iteration + 1, run.repeat)?;
+    }
+    writeln!(out)?;
     if run.stonewall_seconds < OFFICIAL_STONEWALL {
         writeln!(
             out,
@@ -59,98 +65,117 @@ pub fn backend_block(out: &mut dyn Write, run: &RunInfo, b: &BackendReport) -> i
 }
 
 /// The comparison table: per phase, each backend's value, then each S3
-/// backend as a ratio of POSIX.
-pub fn comparison(out: &mut dyn Write, run: &RunInfo, reports: &[BackendReport]) -> io::Result<()> {
-    let posix = reports.iter().position(|b| b.backend == "posix");
-    let others: Vec<usize> = (0..reports.len()).filter(|&i| Some(i) != posix).collect();
+/// backend as a ratio of POSIX. Over several repetitions, the values are
+/// medians, the ratio is the median of the per-repetition ratios, and a
+/// column gives the range (min-max) of that ratio.
+pub fn comparison(out: &mut dyn Write, run: &RunInfo, s: &Summary) -> io::Result<()> {
+    let has_base = s.backends.iter().any(|b| b == BASELINE);
+    let others: Vec<&String> = s.backends.iter().filter(|b| *b != BASELINE).collect();
+    let ranges = run.repeat > 1;
     writeln!(out)?;
     writeln!(
         out,
         "Comparison: {} ranks, stonewall {} s, durability {}, etag {}, s3 mode {}, file system {}",
         run.ranks, run.stonewall_seconds, run.durability, run.etag, run.s3_mode, run.filesystem
     )?;
-    let mut header = format!("{:<20} {:<6}", "phase", "unit");
-    for b in reports {
-        header += &format!(" {:>12}", b.backend);
+    if ranges {
+        writeln!(
+            out,
+            "Medians of {} repetitions (backend order alternating); a ratio is the median of the \
+             per-repetition ratios, its range their min-max",
+            run.repeat
+        )?;
     }
-    if posix.is_some() {
-        for &i in &others {
-            header += &format!(" {:>15}", format!("{}/posix", reports[i].backend));
+    let mut header = format!("{:<20} {:<6}", "phase", "unit");
+    for b in &s.backends {
+        header += &format!(" {b:>12}");
+    }
+    if has_base {
+        for b in &others {
+            header += &format!(" {:>15}", format!("{b}/{BASELINE}"));
+            if ranges {
+                header += &format!(" {:>11}", "range");
+            }
         }
     }
     writeln!(out, "{header}")?;
-    writeln!(out, "{}", "-".repeat(header.len()))?;
+    let rule = "-".repeat(header.len());
+    writeln!(out, "{rule}")?;
 
-    let row =
-        |out: &mut dyn Write, name: &str, unit: &str, vals: Vec<Option<f64>>| -> io::Result<()> {
-            let mut line = format!("{name:<20} {unit:<6}");
-            for v in &vals {
-                line += &match v {
-                    Some(v) => format!(" {:>12}", fmt_value(*v)),
+    let table = |out: &mut dyn Write, rows: &[SummaryRow], label: &str| -> io::Result<()> {
+        for (name, unit) in Summary::names(rows) {
+            let mut line = format!("{:<20} {unit:<6}", format!("{label}{name}"));
+            for b in &s.backends {
+                line += &match Summary::find(rows, b, name) {
+                    Some(r) => format!(" {:>12}", fmt_value(r.value.median)),
                     None => format!(" {:>12}", "-"),
                 };
             }
-            if let Some(p) = posix {
-                for &i in &others {
-                    line += &match (vals[p], vals[i]) {
-                        (Some(base), Some(v)) if base > 0.0 => format!(" {:>15.2}", v / base),
-                        _ => format!(" {:>15}", "-"),
+            if has_base {
+                for b in &others {
+                    let ratio = Summary::find(rows, b, name).and_then(|r| r.ratio);
+                    line += &match ratio {
+                        Some(q) => format!(" {:>15.2}", q.median),
+                        None => format!(" {:>15}", "-"),
                     };
+                    if ranges {
+                        line += &match ratio {
+                            Some(q) => format!(" {:>11}", format!("{:.2}-{:.2}", q.min, q.max)),
+                            None => format!(" {:>11}", "-"),
+                        };
+                    }
                 }
             }
-            writeln!(out, "{line}")
-        };
-
-    let first = reports.first().map(|b| &b.results[..]).unwrap_or(&[]);
-    for r in first.iter().filter(|r| r.scored()) {
-        let vals = reports
-            .iter()
-            .map(|b| b.results.iter().find(|x| x.name == r.name).map(|x| x.value))
-            .collect();
-        row(out, r.name, r.unit(), vals)?;
-    }
-    writeln!(out, "{}", "-".repeat(header.len()))?;
-    row(
-        out,
-        "score bandwidth",
-        "GiB/s",
-        reports.iter().map(|b| Some(b.score.bandwidth)).collect(),
-    )?;
-    row(
-        out,
-        "score iops",
-        "kIOPS",
-        reports.iter().map(|b| Some(b.score.iops)).collect(),
-    )?;
-    row(
-        out,
-        "score total",
-        "",
-        reports.iter().map(|b| Some(b.score.total)).collect(),
-    )?;
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    };
+    table(out, &s.phases, "")?;
+    writeln!(out, "{rule}")?;
+    table(out, &s.scores, "score ")?;
     out.flush()
 }
 
 /// Per-op latency quantiles (median and 99th percentile) of each backend:
-/// where the time goes, per phase.
-pub fn latencies(out: &mut dyn Write, reports: &[BackendReport]) -> io::Result<()> {
+/// where the time goes, per phase. Over several repetitions, the median of
+/// each quantile.
+pub fn latencies(
+    out: &mut dyn Write,
+    run: &RunInfo,
+    summary: &Summary,
+    reports: &[BackendReport],
+) -> io::Result<()> {
     writeln!(out)?;
-    let mut header = format!("{:<20}", "latency (us)");
-    for b in reports {
-        header += &format!(" {:>21}", format!("{} p50/p99", b.backend));
+    let mut header = format!(
+        "{:<20}",
+        if run.repeat > 1 {
+            "latency (us, median)"
+        } else {
+            "latency (us)"
+        }
+    );
+    for b in &summary.backends {
+        header += &format!(" {:>21}", format!("{b} p50/p99"));
     }
     writeln!(out, "{header}")?;
     writeln!(out, "{}", "-".repeat(header.len()))?;
-    let first = reports.first().map(|b| &b.results[..]).unwrap_or(&[]);
-    for r in first.iter().filter(|r| r.scored()) {
-        let mut line = format!("{:<20}", r.name);
-        for b in reports {
-            line += &match b.results.iter().find(|x| x.name == r.name) {
-                Some(x) => format!(
-                    " {:>21}",
-                    format!("{:.1}/{:.1}", x.latency.p50 * 1e6, x.latency.p99 * 1e6)
-                ),
-                None => format!(" {:>21}", "-"),
+    for (name, _) in Summary::names(&summary.phases) {
+        let mut line = format!("{name:<20}");
+        for b in &summary.backends {
+            let quantile = |q: fn(&PhaseResult) -> f64| {
+                median(
+                    reports
+                        .iter()
+                        .filter(|r| &r.backend == b)
+                        .flat_map(|r| r.results.iter().find(|x| x.name == name))
+                        .map(q),
+                )
+            };
+            line += &match (quantile(|x| x.latency.p50), quantile(|x| x.latency.p99)) {
+                (Some(p50), Some(p99)) => {
+                    format!(" {:>21}", format!("{:.1}/{:.1}", p50 * 1e6, p99 * 1e6))
+                }
+                _ => format!(" {:>21}", "-"),
             };
         }
         writeln!(out, "{line}")?;
