@@ -4,11 +4,10 @@
 # the same amounts, so the two can be compared phase by phase: within 10 %
 # shows the harness is not the bottleneck.
 #
-#   IOR_BIN=/path/to/ior-install/bin crates/bench/scripts/upstream-ior.sh [DIR] [RANKS]
+#   IOR_BIN=/path/to/ior/bin crates/bench/scripts/upstream-ior.sh [DIR] [RANKS]
 #
-# Build IOR beside the project (never commit it), e.g.:
-#   git clone https://github.com/hpc/ior /tmp/ior-src && cd /tmp/ior-src &&
-#   ./bootstrap && ./configure --prefix=/tmp/ior-inst && make -j && make install
+# IOR_BIN is a directory holding `ior` and `mdtest` (IO500's IOR commit),
+# built outside this repository; the project neither ships nor builds them.
 set -euo pipefail
 D=${1:-/dev/shm/s3hpc-upstream}
 N=${2:-2}
