@@ -30,6 +30,8 @@ use std::path::{Path, PathBuf};
 
 /// `f_type` of ext2/3/4, whose rename-over-existing starts writeback.
 const EXT4_SUPER_MAGIC: i64 = 0xEF53;
+/// `f_type` of tmpfs.
+const TMPFS_MAGIC: i64 = 0x0102_1994;
 
 /// The engine over one data root. Cheap to share (`Arc<Store>`); all methods
 /// take `&self` and are safe to call from many threads and many processes
@@ -43,6 +45,8 @@ pub struct Store {
     temps: temp::TempNames,
     /// Replace existing keys by rename-exchange (see `Store::install`).
     exchange_on_replace: std::sync::atomic::AtomicBool,
+    /// tmpfs: a directory's `st_size` counts its entries (see `may_be_empty`).
+    dir_size_counts_entries: bool,
 }
 
 impl Store {
@@ -63,9 +67,7 @@ impl Store {
         )
         .map_err(|e| S3Error::from_io(&e.into(), &format!("data root {}", root.display())))?;
         #[allow(clippy::unnecessary_cast)] // f_type's type differs between architectures
-        let fs_is_ext4 = rustix::fs::fstatfs(&root_fd)
-            .map(|st| st.f_type as i64 == EXT4_SUPER_MAGIC)
-            .unwrap_or(false);
+        let fs_type = rustix::fs::fstatfs(&root_fd).map_or(0, |st| st.f_type as i64);
         Ok(Store {
             root,
             root_fd,
@@ -73,7 +75,8 @@ impl Store {
             dirs: dirs::DirCache::new(),
             listings: list::ListingCache::new(),
             temps: temp::TempNames::new(),
-            exchange_on_replace: std::sync::atomic::AtomicBool::new(fs_is_ext4),
+            exchange_on_replace: std::sync::atomic::AtomicBool::new(fs_type == EXT4_SUPER_MAGIC),
+            dir_size_counts_entries: fs_type == TMPFS_MAGIC,
         })
     }
 

@@ -558,9 +558,15 @@ impl Store {
         validate_key(key)?;
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
-        match self.in_dir(&rel, |d| Ok(unlinkat(d, kp.name, AtFlags::empty())?)) {
-            Ok(()) => {
-                self.prune(bucket, kp.dir);
+        let unlinked = self.in_dir(&rel, |d| {
+            unlinkat(d, kp.name, AtFlags::empty())?;
+            Ok(self.may_be_empty(d))
+        });
+        match unlinked {
+            Ok(may_be_empty) => {
+                if may_be_empty {
+                    self.prune(bucket, kp.dir);
+                }
                 Ok(())
             }
             // Missing, or a directory (a prefix, not an object): nothing to do.
@@ -578,6 +584,18 @@ impl Store {
             }
             Err(e) => Err(self.missing(bucket, key, e)),
         }
+    }
+
+    /// Whether directory `d` might be empty, so that pruning it is worth a
+    /// try. A failed rmdir costs a syscall and takes the directory's lock,
+    /// which stalls other ranks deleting in a shared directory. tmpfs
+    /// reports a directory's size from its entry count, so there one `fstat`
+    /// (no lock) answers; elsewhere every delete tries.
+    fn may_be_empty(&self, d: BorrowedFd<'_>) -> bool {
+        /// A tmpfs directory's size: 20 bytes an entry, `.` and `..` included.
+        const TMPFS_EMPTY_DIR_SIZE: i64 = 40;
+        !self.dir_size_counts_entries
+            || fstat(d).map_or(true, |st| st.st_size <= TMPFS_EMPTY_DIR_SIZE)
     }
 
     /// Removes directories left empty by a delete, bottom up, so that no

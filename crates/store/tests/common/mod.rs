@@ -19,13 +19,23 @@ pub struct Env {
     pub store: Store,
 }
 
+/// A fresh directory for one test, under `S3HPC_TEST_DIR` if set: the
+/// engine takes file-system-specific paths (rename-exchange on ext4, the
+/// directory-size check on tmpfs), so the suite runs on more than one.
+pub fn test_dir() -> tempfile::TempDir {
+    match std::env::var_os("S3HPC_TEST_DIR") {
+        Some(dir) => tempfile::tempdir_in(dir).unwrap(),
+        None => tempfile::tempdir().unwrap(),
+    }
+}
+
 impl Env {
     pub fn new() -> Env {
         Env::with(EtagPolicy::Md5, Durability::None)
     }
 
     pub fn with(etag: EtagPolicy, durability: Durability) -> Env {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = test_dir();
         std::fs::create_dir(tmp.path().join("outside")).unwrap();
         let store = Store::open(tmp.path().join("root"), StoreConfig { etag, durability }).unwrap();
         store.create_bucket(BUCKET).unwrap();
