@@ -40,6 +40,14 @@ fn main() {
             let mut f = std::fs::File::create(p(i)).unwrap();
             f.write_all(&data).unwrap();
         });
+        let b = rate("put 3901 (new key)", n, |i| {
+            s.put_object("bkt", &k(i), PutBody::Bytes(&data), &PutOptions::default())
+                .unwrap();
+        });
+        println!("  ratio {:.2}", b / a);
+        for i in 0..n {
+            s.delete_object("bkt", &k(i)).unwrap();
+        }
         let b = rate("put 0 B + put 3901", n, |i| {
             s.put_object("bkt", &k(i), PutBody::Bytes(&[]), &PutOptions::default())
                 .unwrap();
