@@ -45,6 +45,8 @@ pub struct Store {
     temps: temp::TempNames,
     /// Replace existing keys by rename-exchange (see `Store::install`).
     exchange_on_replace: std::sync::atomic::AtomicBool,
+    /// Whether the file system has `O_TMPFILE` (see `object::Temp`).
+    unnamed_temps: std::sync::atomic::AtomicBool,
     /// tmpfs: a directory's `st_size` counts its entries (see `may_be_empty`).
     dir_size_counts_entries: bool,
 }
@@ -76,6 +78,7 @@ impl Store {
             listings: list::ListingCache::new(),
             temps: temp::TempNames::new(),
             exchange_on_replace: std::sync::atomic::AtomicBool::new(fs_type == EXT4_SUPER_MAGIC),
+            unnamed_temps: std::sync::atomic::AtomicBool::new(true),
             dir_size_counts_entries: fs_type == TMPFS_MAGIC,
         })
     }

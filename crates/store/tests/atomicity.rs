@@ -164,6 +164,7 @@ fn concurrent_puts_to_one_key_last_writer_wins() {
 const CHILD_ROOT: &str = "S3HPC_TEST_CHILD_ROOT";
 const CHILD_KEY: &str = "S3HPC_TEST_CHILD_KEY";
 const CHILD_READY: &str = "S3HPC_TEST_CHILD_READY";
+const CHILD_WARM_UP: &str = "S3HPC_TEST_CHILD_WARM_UP";
 
 /// A body that never ends on its own: 64 KiB per read, slowly, and a file
 /// created (outside the data root) once 4 MiB have gone, so the parent knows
@@ -199,6 +200,12 @@ fn child_streams_a_slow_put() {
         return;
     };
     let store = Store::open(root, StoreConfig::default()).unwrap();
+    if std::env::var_os(CHILD_WARM_UP).is_some() {
+        // Overwrites first: this thread is then predicted to overwrite and
+        // streams into a named temporary, the other child into an unnamed one.
+        put(&store, BUCKET, "warm-up", b"1");
+        put(&store, BUCKET, "warm-up", b"2");
+    }
     let mut body = SlowBody {
         sent: 0,
         ready: ready.into(),
@@ -215,23 +222,26 @@ fn child_streams_a_slow_put() {
     panic!("the PUT was meant to be killed, but returned {r:?}");
 }
 
-fn spawn_child(root: &Path, key: &str, ready: &Path) -> std::process::Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_streams_a_slow_put",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ROOT, root)
-        .env(CHILD_KEY, key)
-        .env(CHILD_READY, ready)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+fn spawn_child(root: &Path, key: &str, ready: &Path, warm_up: bool) -> std::process::Child {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    if warm_up {
+        cmd.env(CHILD_WARM_UP, "1");
+    }
+    cmd.args([
+        "--exact",
+        "child_streams_a_slow_put",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(CHILD_ROOT, root)
+    .env(CHILD_KEY, key)
+    .env(CHILD_READY, ready)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap()
 }
 
 fn temporaries(dir: &Path) -> Vec<String> {
@@ -250,7 +260,9 @@ fn killed_put_leaves_nothing_visible() {
     let mut children = Vec::new();
     for (i, key) in ["dir/sub/big", "old"].into_iter().enumerate() {
         let ready = env.tmp.path().join(format!("ready{i}"));
-        children.push((spawn_child(&env.root(), key, &ready), ready));
+        // "old" is overwritten through a named temporary, the new key
+        // through an unnamed one (O_TMPFILE): both must leave nothing visible.
+        children.push((spawn_child(&env.root(), key, &ready, key == "old"), ready));
     }
     let deadline = Instant::now() + Duration::from_secs(30);
     for (child, ready) in &mut children {
@@ -268,8 +280,9 @@ fn killed_put_leaves_nothing_visible() {
         ErrorCode::NoSuchKey
     );
     assert_eq!(env.get("old"), b"the old version");
-    assert_eq!(env.keys(), ["old"]);
-    assert_eq!(temporaries(&bucket_dir).len(), 2);
+    assert_eq!(env.keys(), ["old", "warm-up"]);
+    // The named temporary of the overwrite; the unnamed one has no name.
+    assert_eq!(temporaries(&bucket_dir).len(), 1);
 
     for (mut child, _) in children {
         child.kill().unwrap(); // SIGKILL
@@ -293,7 +306,7 @@ fn killed_put_leaves_nothing_visible() {
         s.head_object(BUCKET, "old").unwrap().etag,
         md5_etag(b"the old version")
     );
-    assert_eq!(env.keys(), ["old"]);
+    assert_eq!(env.keys(), ["old", "warm-up"]);
     let page = env.top_level();
     assert!(
         page.common_prefixes.is_empty(),
@@ -301,26 +314,22 @@ fn killed_put_leaves_nothing_visible() {
         page.common_prefixes
     );
 
-    // Only the hidden temporaries remain, with the data they had received.
+    // Only the named temporary remains, hidden, with the data it had
+    // received; the unnamed one went with its process.
     let temps = temporaries(&bucket_dir);
-    assert_eq!(temps.len(), 2, "{temps:?}");
-    assert!(
-        temps.iter().any(|t| t.starts_with("dir/sub/.s3hpc-tmp.")),
-        "{temps:?}"
-    );
-    assert!(temps.iter().any(|t| !t.contains('/')), "{temps:?}");
-    for t in &temps {
-        // The chunk being read when `ready` was made may not be written yet.
-        let len = std::fs::metadata(bucket_dir.join(t)).unwrap().len();
-        assert!(len >= 3 << 20, "{t}: {len} bytes");
-    }
+    assert_eq!(temps.len(), 1, "{temps:?}");
+    assert!(!temps[0].contains('/'), "{temps:?}");
+    let len = std::fs::metadata(bucket_dir.join(&temps[0])).unwrap().len();
+    // The chunk being read when `ready` was made may not be written yet.
+    assert!(len >= 3 << 20, "{}: {len} bytes", temps[0]);
     // A sweep by age leaves young temporaries (maybe a live writer's) alone ...
     assert_eq!(s.sweep_temporaries(Duration::from_secs(3600)).unwrap(), 0);
-    assert_eq!(temporaries(&bucket_dir).len(), 2);
+    assert_eq!(temporaries(&bucket_dir).len(), 1);
     // ... and an explicit sweep removes them.
-    assert_eq!(s.sweep_temporaries(Duration::ZERO).unwrap(), 2);
+    assert_eq!(s.sweep_temporaries(Duration::ZERO).unwrap(), 1);
     assert!(temporaries(&bucket_dir).is_empty());
-    assert_eq!(env.keys(), ["old"]);
+    assert_eq!(env.keys(), ["old", "warm-up"]);
+    s.delete_object(BUCKET, "warm-up").unwrap();
     s.delete_object(BUCKET, "old").unwrap();
     s.delete_bucket(BUCKET).unwrap();
 }
