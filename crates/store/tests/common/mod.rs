@@ -23,7 +23,7 @@ pub struct Env {
 /// engine takes file-system-specific paths (rename-exchange on ext4, the
 /// directory-size check on tmpfs), so the suite runs on more than one.
 pub fn test_dir() -> tempfile::TempDir {
-    match std::env::var_os("S3HPC_TEST_DIR") {
+    match std::env::var_os("S3HPC_TEST_DIR").filter(|d| !d.is_empty()) {
         Some(dir) => tempfile::tempdir_in(dir).unwrap(),
         None => tempfile::tempdir().unwrap(),
     }
