@@ -16,6 +16,7 @@ mod meta;
 mod multipart;
 mod names;
 mod object;
+mod put;
 mod temp;
 mod types;
 

@@ -9,7 +9,8 @@
 
 use crate::meta::{self, StoredMeta};
 use crate::names::{validate_bucket_name, validate_key};
-use crate::object::{dir_rel, Source};
+use crate::object::dir_rel;
+use crate::put::Source;
 use crate::*;
 use md5::{Digest, Md5};
 use rustix::fs::{statat, unlinkat, AtFlags, Dir, FileType};
