@@ -135,30 +135,24 @@ impl S3Storage {
         }
     }
 
-    /// Deletes every object under `prefix` (untimed cleanup). Lists page by
-    /// page, restarting after the last key seen, since deleting invalidates
-    /// nothing before it.
+    /// Deletes every object under `prefix` (untimed cleanup), page by page:
+    /// deleting keys already listed does not disturb the continuation.
     fn delete_prefix(&self, bucket: &str, prefix: &str) -> Result<()> {
-        let mut req = ListRequest {
-            prefix: prefix.to_string(),
-            max_keys: PAGE,
-            ..Default::default()
-        };
-        loop {
-            let page = self
-                .client
-                .list_objects(bucket, &req)
-                .with_context(|| format!("list {bucket}/{prefix}"))?;
-            for o in &page.objects {
-                self.client
-                    .delete_object(bucket, &o.key)
-                    .with_context(|| format!("delete {bucket}/{}", o.key))?;
-            }
-            match (page.is_truncated, page.objects.last()) {
-                (true, Some(last)) => req.start_after = Some(last.key.clone()),
-                _ => return Ok(()),
-            }
-        }
+        let mut failed = None;
+        self.for_each_object(
+            bucket,
+            prefix,
+            false,
+            |o| {
+                if failed.is_none() {
+                    failed = self.client.delete_object(bucket, &o.key).err().map(|e| {
+                        anyhow::Error::new(e).context(format!("delete {bucket}/{}", o.key))
+                    });
+                }
+            },
+            |_| {},
+        )?;
+        failed.map_or(Ok(()), Err)
     }
 
     /// Our buckets in bucket-per-file mode.
