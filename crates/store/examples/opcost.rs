@@ -79,6 +79,28 @@ fn main() {
                 .unwrap();
         });
         println!("  ratio {:.2}", b / a);
+        let a = rate("posix readdir+stat", 1, |_| {
+            for e in std::fs::read_dir(&px).unwrap() {
+                let e = e.unwrap();
+                std::hint::black_box(e.metadata().unwrap().len());
+            }
+        }) * n as f64;
+        let b = rate("list (1000-key pages)", 1, |_| {
+            let mut req = ListRequest {
+                prefix: "d/".into(),
+                max_keys: 1000,
+                ..Default::default()
+            };
+            loop {
+                let page = s.list_objects("bkt", &req).unwrap();
+                std::hint::black_box(page.objects.len());
+                if !page.is_truncated {
+                    break;
+                }
+                req.continuation_token = page.next_token;
+            }
+        }) * n as f64;
+        println!("  ratio {:.2} (per entry)", b / a);
         let a = rate("posix unlink", n, |i| std::fs::remove_file(p(i)).unwrap());
         let b = rate("delete", n, |i| s.delete_object("bkt", &k(i)).unwrap());
         println!("  ratio {:.2}", b / a);
