@@ -5,7 +5,7 @@
 
 use crate::backend::{Backend, BackendConfig};
 use crate::io500::score::{score, Score};
-use crate::io500::{self, Caps, Io500Params, PhaseHook, PhaseResult};
+use crate::io500::{self, CapOverrides, Caps, Io500Params, PhaseHook, PhaseResult};
 use crate::output::{json, text};
 use crate::rundir::{self, RunDir};
 use crate::stop::Stop;
@@ -29,6 +29,8 @@ pub struct SuiteOptions {
     pub caps: Caps,
     /// Lower the caps to fit the free space of `dir` (unless set by hand).
     pub auto_caps: bool,
+    /// Caps given by hand, applied after the fitting.
+    pub cap_overrides: CapOverrides,
     /// Skip cleanup: the data and the run directory stay.
     pub keep: bool,
     pub allow_nonempty: bool,
@@ -56,6 +58,7 @@ impl SuiteOptions {
             config: BackendConfig::default(),
             caps: Caps::default(),
             auto_caps: true,
+            cap_overrides: CapOverrides::default(),
             keep: false,
             allow_nonempty: false,
             json: None,
@@ -168,6 +171,7 @@ fn run_in(
             lowered |= caps.fit_files(opts.ranks as u64, inodes / 10 * 6);
         }
     }
+    opts.cap_overrides.apply(&mut caps);
     let seed = opts
         .seed
         .unwrap_or(unix.as_nanos() as u64 ^ (std::process::id() as u64) << 32);

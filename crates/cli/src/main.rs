@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use s3hpc_bench::backend::{Backend, BackendConfig};
-use s3hpc_bench::io500::Caps;
+use s3hpc_bench::io500::CapOverrides;
 use s3hpc_bench::stop::{signal_name, Interrupted, Stop};
 use s3hpc_bench::storage::S3Mode;
 use s3hpc_bench::suite::{self, SuiteOptions};
@@ -90,8 +90,8 @@ struct Io500Args {
     #[arg(long, default_value = "single-bucket")]
     s3_mode: S3Mode,
     /// ior-easy bytes per rank at most (suffixes k, m, g, t). Default 8g.
-    /// Without any cap option, the caps shrink to fit the free space and
-    /// inodes of --dir (and free RAM on tmpfs); set by hand, they are kept.
+    /// Caps not given shrink to fit the free space and inodes of --dir (and
+    /// free RAM on tmpfs); caps given by hand are kept as given.
     #[arg(long, value_parser = parse_size)]
     ior_easy_max_bytes: Option<u64>,
     /// ior-hard segments (47008 bytes each) per rank at most. Default 50000.
@@ -166,27 +166,13 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
         durability: a.durability,
         s3_mode: a.s3_mode,
     };
-    let mut caps = Caps::default();
-    let by_hand = [
-        a.ior_easy_max_bytes,
-        a.ior_hard_max_segments,
-        a.mdtest_easy_max_files,
-        a.mdtest_hard_max_files,
-    ]
-    .iter()
-    .any(Option::is_some);
-    caps.ior_easy_bytes_per_rank = a.ior_easy_max_bytes.unwrap_or(caps.ior_easy_bytes_per_rank);
-    caps.ior_hard_segments_per_rank = a
-        .ior_hard_max_segments
-        .unwrap_or(caps.ior_hard_segments_per_rank);
-    caps.mdtest_easy_files_per_rank = a
-        .mdtest_easy_max_files
-        .unwrap_or(caps.mdtest_easy_files_per_rank);
-    caps.mdtest_hard_files_per_rank = a
-        .mdtest_hard_max_files
-        .unwrap_or(caps.mdtest_hard_files_per_rank);
-    o.caps = caps;
-    o.auto_caps = !by_hand;
+    // Caps given by hand stand; the others still fit the free space.
+    o.cap_overrides = CapOverrides {
+        ior_easy_bytes_per_rank: a.ior_easy_max_bytes,
+        ior_hard_segments_per_rank: a.ior_hard_max_segments,
+        mdtest_easy_files_per_rank: a.mdtest_easy_max_files,
+        mdtest_hard_files_per_rank: a.mdtest_hard_max_files,
+    };
     o.keep = a.keep;
     o.allow_nonempty = a.allow_nonempty;
     o.seed = a.seed;

@@ -119,6 +119,39 @@ impl Default for Caps {
     }
 }
 
+/// Caps given by hand: they stand as given, while the others are fitted to
+/// the target's free space.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CapOverrides {
+    pub ior_easy_bytes_per_rank: Option<u64>,
+    pub ior_hard_segments_per_rank: Option<u64>,
+    pub mdtest_easy_files_per_rank: Option<u64>,
+    pub mdtest_hard_files_per_rank: Option<u64>,
+}
+
+impl CapOverrides {
+    /// Sets the caps given by hand.
+    pub fn apply(&self, caps: &mut Caps) {
+        let set = |cap: &mut u64, v: Option<u64>| *cap = v.unwrap_or(*cap);
+        set(
+            &mut caps.ior_easy_bytes_per_rank,
+            self.ior_easy_bytes_per_rank,
+        );
+        set(
+            &mut caps.ior_hard_segments_per_rank,
+            self.ior_hard_segments_per_rank,
+        );
+        set(
+            &mut caps.mdtest_easy_files_per_rank,
+            self.mdtest_easy_files_per_rank,
+        );
+        set(
+            &mut caps.mdtest_hard_files_per_rank,
+            self.mdtest_hard_files_per_rank,
+        );
+    }
+}
+
 impl Caps {
     /// Bytes one rank may write at most.
     pub fn bytes_per_rank(&self) -> u64 {
