@@ -435,6 +435,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn caps_given_by_hand_stand_after_fitting() {
+        let mut c = Caps::default();
+        c.fit(2, 1 << 30);
+        let fitted = c;
+        let by_hand = CapOverrides {
+            mdtest_easy_files_per_rank: Some(7),
+            ..Default::default()
+        };
+        by_hand.apply(&mut c);
+        assert_eq!(c.mdtest_easy_files_per_rank, 7);
+        assert_eq!(c.ior_easy_bytes_per_rank, fitted.ior_easy_bytes_per_rank);
+        assert!(c.ior_easy_bytes_per_rank < Caps::default().ior_easy_bytes_per_rank);
+    }
+
+    #[test]
     fn caps_shrink_to_the_budget() {
         let mut c = Caps::default();
         assert!(!c.fit(2, u64::MAX));
