@@ -392,6 +392,10 @@ fn timestamp(
             }
             Err(e) => err = Some(e),
         }
+        // File times come from a clock that ticks every few milliseconds
+        // (jiffies); a file written in the same tick would not be "newer".
+        // Two ticks at HZ=100 put every later file past the reference.
+        std::thread::sleep(Duration::from_millis(25));
     }
     let ns = comm.allreduce_max(ns);
     if let Some(e) = err {
