@@ -62,6 +62,18 @@ fn main() {
             s.head_object("bkt", &k(i)).unwrap();
         });
         println!("  ratio {:.2}", b / a);
+        // The same stat the engine makes, without the engine around it.
+        let dir = rustix::fs::open(
+            root.join("bkt/d"),
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let c = rate("bare statat(dirfd, name)", n, |i| {
+            let name = format!("f{i}");
+            rustix::fs::statat(&dir, name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW).unwrap();
+        });
+        println!("  head/bare {:.2}", b / c);
         let mut buf = vec![0u8; 3901];
         let a = rate("posix open+read+close", n, |i| {
             use std::io::Read;
