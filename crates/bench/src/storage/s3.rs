@@ -177,6 +177,15 @@ impl S3Storage {
     }
 }
 
+/// The key prefix of everything below directory `dir` (`""` for the root).
+fn dir_prefix(dir: &str) -> String {
+    if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    }
+}
+
 /// `<prefix>-<path, bucket-name safe>-<16 hex of a hash of the path>`, at
 /// most 63 characters: the path's tail is kept (it is what distinguishes
 /// files), the hash keeps names unique.
@@ -291,11 +300,7 @@ impl StorageApi for S3Storage {
     fn list_dir(&self, dir: &str, visit: &mut dyn FnMut(Entry<'_>)) -> Result<()> {
         match self.mode {
             S3Mode::SingleBucket => {
-                let prefix = if dir.is_empty() {
-                    String::new()
-                } else {
-                    format!("{dir}/")
-                };
+                let prefix = dir_prefix(dir);
                 // Directories arrive while files are visited: collect them.
                 let mut dirs = Vec::new();
                 self.for_each_object(
@@ -346,11 +351,7 @@ impl StorageApi for S3Storage {
     fn remove_tree(&self, dir: &str) -> Result<()> {
         match self.mode {
             S3Mode::SingleBucket => {
-                let prefix = if dir.is_empty() {
-                    String::new()
-                } else {
-                    format!("{dir}/")
-                };
+                let prefix = dir_prefix(dir);
                 self.delete_prefix(&self.bucket, &prefix)
             }
             // Bucket names keep only a path's tail, so a subtree cannot be
