@@ -5,6 +5,8 @@
 //! The trait is blocking: benchmark ranks are threads or MPI processes, and
 //! a synchronous call is also what the libs3 C ABI exposes.
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
 mod embedded;
 
 pub use embedded::EmbeddedClient;
