@@ -1,11 +1,12 @@
 //! Buckets: directories directly under the data root.
 
-use crate::meta;
 use crate::names::{is_reserved, validate_bucket_name};
 use crate::*;
-use rustix::fs::{mkdirat, statat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{mkdirat, statat, statx, unlinkat, AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{Statx, StatxFlags};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 impl Store {
     pub fn create_bucket(&self, bucket: &str) -> Result<()> {
@@ -83,19 +84,37 @@ impl Store {
             if validate_bucket_name(name).is_err() {
                 continue;
             }
-            let Ok(st) = statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+            let Ok(st) = statx(
+                &fd,
+                name,
+                AtFlags::SYMLINK_NOFOLLOW,
+                StatxFlags::BASIC_STATS | StatxFlags::BTIME,
+            ) else {
                 continue;
             };
-            if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+            if FileType::from_raw_mode(st.stx_mode.into()) == FileType::Directory {
                 out.push(BucketInfo {
                     name: name.to_string(),
-                    created: meta::mtime(&st),
+                    created: created(&st),
                 });
             }
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)
     }
+}
+
+/// A bucket's creation time: the directory's birth time where the file
+/// system records one, else its last change (mtime moves with every key
+/// written at the bucket's top level).
+fn created(st: &Statx) -> SystemTime {
+    let t = if st.stx_mask & StatxFlags::BTIME.bits() != 0 {
+        st.stx_btime
+    } else {
+        st.stx_mtime
+    };
+    let secs = u64::try_from(t.tv_sec).unwrap_or(0);
+    UNIX_EPOCH + Duration::new(secs, t.tv_nsec)
 }
 
 /// Removes, below `dir`, the engine's hidden entries (all of a hidden

@@ -244,3 +244,21 @@ fn list_buckets_reports_creation_time() {
         assert!(b.created <= std::time::SystemTime::now() + std::time::Duration::from_secs(5));
     }
 }
+
+#[test]
+fn creation_time_stays_when_keys_are_written() {
+    let env = Env::new();
+    let created = |s: &Store| {
+        s.list_buckets()
+            .unwrap()
+            .into_iter()
+            .find(|b| b.name == BUCKET)
+            .unwrap()
+            .created
+    };
+    let before = created(&env.store);
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    env.put("top-level", b"x");
+    env.store.delete_object(BUCKET, "top-level").unwrap();
+    assert_eq!(created(&env.store), before);
+}
