@@ -178,7 +178,7 @@ impl Store {
             let result = self
                 .fill(fd, source, &mut stored)
                 .map_err(|e| S3Error::new(e.code, format!("{bucket}/{key}: {}", e.message)))
-                .and_then(|()| self.finish(&dirfd, &temp, tmp, kp.name, bucket, key, &stored));
+                .and_then(|()| self.finish(&dirfd, &temp, tmp, bucket, key, &stored));
             if result.is_err() && matches!(temp, Temp::Named(_)) {
                 let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
             }
@@ -250,27 +250,26 @@ impl Store {
     }
 
     /// Stores metadata, syncs if asked, and renames the temporary into place.
-    #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
         dirfd: &Rc<OwnedFd>,
         temp: &Temp,
         tmp: &mut String,
-        name: &str,
         bucket: &str,
         key: &str,
         stored: &StoredMeta,
     ) -> Result<String> {
-        let what = format!("{bucket}/{key}");
+        // Formatted only on an error path: this runs on every PUT.
+        let what = || format!("{bucket}/{key}");
         let fd = temp.fd();
-        let st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
+        let st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         if !stored.is_empty() {
-            self.store_meta(fd, &st, stored, &what)?;
+            self.store_meta(fd, &st, stored, &what())?;
         }
         if self.config.durability == Durability::Fsync {
-            fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
+            fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         }
-        let dirfd = self.place(dirfd, temp, tmp, name, bucket, key)?;
+        let dirfd = self.place(dirfd, temp, tmp, bucket, key)?;
         if self.config.durability == Durability::Fsync {
             self.sync_dir(&dirfd, bucket, key)?;
         }
@@ -291,12 +290,13 @@ impl Store {
         dirfd: &Rc<OwnedFd>,
         temp: &Temp,
         tmp: &mut String,
-        name: &str,
         bucket: &str,
         key: &str,
     ) -> Result<Rc<OwnedFd>> {
-        let what = || format!("{bucket}/{key}");
-        let rel = dir_rel(bucket, split_key(key).dir);
+        let kp = split_key(key);
+        let name = kp.name;
+        // Needed only when retrying: not built on the common path.
+        let rel = || dir_rel(bucket, kp.dir);
         let mut dirfd = dirfd.clone();
         // Whether a named link is in place to rename from.
         let mut named = matches!(temp, Temp::Named(_));
@@ -314,6 +314,7 @@ impl Store {
                     let Temp::Unnamed(fd) = temp else {
                         unreachable!()
                     };
+                    let rel = rel();
                     self.dirs.forget(&rel);
                     self.temps.next(tmp);
                     dirfd = self
@@ -332,9 +333,9 @@ impl Store {
                         ));
                     }
                     attempts += 1;
-                    self.dirs.forget(&format!("{rel}/{name}"));
+                    self.dirs.forget(&format!("{}/{name}", rel()));
                 }
-                Err(e) => break Err(S3Error::from_io(&e.into(), &what())),
+                Err(e) => break Err(S3Error::from_io(&e.into(), &format!("{bucket}/{key}"))),
             }
         };
         // A named link made here for an unnamed file is this call's to remove.
@@ -439,15 +440,10 @@ impl Store {
 
     /// Makes a directory entry durable: fsync needs a readable fd, not O_PATH.
     fn sync_dir(&self, dirfd: &OwnedFd, bucket: &str, key: &str) -> Result<()> {
-        let what = format!("{bucket}/{key}");
-        let d = openat(
-            dirfd,
-            ".",
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| S3Error::from_io(&e.into(), &what))?;
-        fsync(&d).map_err(|e| S3Error::from_io(&e.into(), &what))
+        let err = |e: Errno| S3Error::from_io(&e.into(), &format!("{bucket}/{key}"));
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let d = openat(dirfd, ".", flags, Mode::empty()).map_err(err)?;
+        fsync(&d).map_err(err)
     }
 }
 
