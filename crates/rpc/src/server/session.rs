@@ -1,0 +1,208 @@
+//! One connection's life on the gateway: handshake, then requests in
+//! order until the client closes. A request that cannot be decoded gets an
+//! error reply and the connection goes on (frames are self-delimiting); a
+//! broken frame or a client gone inside a body ends the connection, and the
+//! caller logs that one line.
+
+use crate::addr::Stream;
+use crate::body::{push_error, send_body, DataIn};
+use crate::conn::Connection;
+use crate::frame::{push_encoded, Header, Kind, ProtocolError};
+use crate::message::{op_name, Request, Response};
+use s3hpc_client::{ErrorCode, PutBody, S3Client, S3Error};
+
+/// Op codes whose requests carry a body, known without decoding the
+/// payload, so a body behind an undecodable request is still skipped.
+const OPS_WITH_BODY: [u8; 2] = [4, 11];
+
+pub(super) fn serve(client: &dyn S3Client, stream: Stream) -> Result<(), ProtocolError> {
+    let mut conn = Connection::new(stream);
+    match conn.server_handshake() {
+        // A probe that connects and leaves (a health check, the shutdown
+        // wake-up) is no error.
+        Err(e) if e.is_clean_eof() => return Ok(()),
+        r => r?,
+    }
+    let mut payload = Vec::new();
+    loop {
+        let Some(h) = conn.read_header()? else {
+            return Ok(());
+        };
+        if h.kind != Kind::Request {
+            return Err(ProtocolError::Unexpected {
+                got: h.kind,
+                wanted: "a request",
+            });
+        }
+        conn.read_payload_into(&h, &mut payload)?;
+        match Request::decode(h.op, &payload) {
+            Ok(req) => handle(client, &mut conn, &h, req)?,
+            Err(why) => {
+                if OPS_WITH_BODY.contains(&h.op) {
+                    skip_body(&mut conn, h.id)?;
+                }
+                let err = S3Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!(
+                        "malformed {} request (op {}): {why}; client and gateway must be the \
+                         same s3hpc version",
+                        op_name(h.op),
+                        h.op
+                    ),
+                );
+                push_error(&mut conn.out, h.op, h.id, &err);
+                conn.flush_out()?;
+            }
+        }
+    }
+}
+
+fn skip_body(conn: &mut Connection, id: u64) -> Result<(), ProtocolError> {
+    DataIn::new(conn, id).drain()?;
+    Ok(())
+}
+
+/// Runs one request and sends its reply.
+fn handle(
+    client: &dyn S3Client,
+    conn: &mut Connection,
+    h: &Header,
+    req: Request<'_>,
+) -> Result<(), ProtocolError> {
+    let reply = match req {
+        Request::CreateBucket { bucket } => client.create_bucket(&bucket).map(|()| Response::Done),
+        Request::DeleteBucket { bucket } => client.delete_bucket(&bucket).map(|()| Response::Done),
+        Request::HeadBucket { bucket } => client.head_bucket(&bucket).map(|()| Response::Done),
+        Request::ListBuckets => client.list_buckets().map(Response::Buckets),
+        Request::PutObject {
+            bucket,
+            key,
+            len,
+            opts,
+        } => with_body(conn, h.id, len, |body| {
+            client.put_object(&bucket, &key, body, &opts)
+        })?
+        .map(Response::ETag),
+        Request::UploadPart {
+            bucket,
+            key,
+            upload_id,
+            part_number,
+            len,
+        } => with_body(conn, h.id, len, |body| {
+            client.upload_part(&bucket, &key, &upload_id, part_number, body)
+        })?
+        .map(Response::ETag),
+        Request::GetObject { bucket, key, range } => {
+            match client.get_object(&bucket, &key, range) {
+                Ok(mut g) => {
+                    let head = Response::Object {
+                        info: g.info,
+                        offset: g.offset,
+                        length: g.length,
+                    };
+                    push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &head)?;
+                    // A read error midway goes to the client as an error
+                    // frame that ends the body; the connection stays usable.
+                    send_body(conn, h.op, h.id, &mut g.body, Some(g.length))?;
+                    return Ok(());
+                }
+                Err(e) => Err(e),
+            }
+        }
+        Request::HeadObject { bucket, key } => {
+            client.head_object(&bucket, &key).map(Response::Info)
+        }
+        Request::DeleteObject { bucket, key } => {
+            client.delete_object(&bucket, &key).map(|()| Response::Done)
+        }
+        Request::ListObjects { bucket, list } => {
+            client.list_objects(&bucket, &list).map(Response::List)
+        }
+        Request::CopyObject {
+            src_bucket,
+            src_key,
+            dst_bucket,
+            dst_key,
+            opts,
+        } => client
+            .copy_object(
+                &src_bucket,
+                &src_key,
+                &dst_bucket,
+                &dst_key,
+                opts.as_deref(),
+            )
+            .map(Response::Info),
+        Request::CreateMultipartUpload { bucket, key, opts } => client
+            .create_multipart_upload(&bucket, &key, &opts)
+            .map(Response::UploadId),
+        Request::CompleteMultipartUpload {
+            bucket,
+            key,
+            upload_id,
+            parts,
+        } => client
+            .complete_multipart_upload(&bucket, &key, &upload_id, &parts)
+            .map(Response::Info),
+        Request::AbortMultipartUpload {
+            bucket,
+            key,
+            upload_id,
+        } => client
+            .abort_multipart_upload(&bucket, &key, &upload_id)
+            .map(|()| Response::Done),
+        Request::ListParts {
+            bucket,
+            key,
+            upload_id,
+        } => client
+            .list_parts(&bucket, &key, &upload_id)
+            .map(Response::Parts),
+        Request::ListMultipartUploads { bucket, prefix } => client
+            .list_multipart_uploads(&bucket, &prefix)
+            .map(Response::Uploads),
+    };
+    match reply {
+        Ok(r) => {
+            if let Err(e) = push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &r) {
+                let err = S3Error::new(
+                    ErrorCode::InternalError,
+                    format!("the reply to {} does not fit a frame: {e}", op_name(h.op)),
+                );
+                push_error(&mut conn.out, h.op, h.id, &err);
+            }
+        }
+        Err(e) => push_error(&mut conn.out, h.op, h.id, &e),
+    }
+    conn.flush_out()?;
+    Ok(())
+}
+
+/// Runs `op` with the request's body as a stream, then makes sure the body
+/// was consumed to its end, so the next frame is the next request. A
+/// client gone inside the body ends the connection (the engine has already
+/// discarded the partial object).
+fn with_body<T>(
+    conn: &mut Connection,
+    id: u64,
+    len: Option<u64>,
+    op: impl FnOnce(PutBody<'_>) -> s3hpc_client::Result<T>,
+) -> Result<s3hpc_client::Result<T>, ProtocolError> {
+    let mut data = DataIn::new(&mut *conn, id);
+    let r = op(PutBody::Stream {
+        reader: &mut data,
+        len,
+    });
+    if data.broken() {
+        let why = r.err().map_or_else(String::new, |e| e.message);
+        return Err(ProtocolError::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("client went away inside a request body ({why})"),
+        )));
+    }
+    if !data.finished() {
+        data.drain()?;
+    }
+    Ok(r)
+}
