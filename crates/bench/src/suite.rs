@@ -51,7 +51,7 @@ pub struct SuiteOptions {
 impl SuiteOptions {
     pub fn new(dir: PathBuf) -> SuiteOptions {
         SuiteOptions {
-            backends: Backend::available(),
+            backends: Backend::defaults(),
             dir,
             ranks: default_ranks(),
             stonewall: Duration::from_secs(300),
