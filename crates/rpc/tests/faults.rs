@@ -114,10 +114,10 @@ fn sixty_four_concurrent_clients() {
                 for i in 0..20u64 {
                     let key = format!("t{t}/obj{i}");
                     let len = 1000 + t * 97 + i;
-                    let body: Vec<u8> = Pattern::new(len, t * 1000 + i)
-                        .bytes()
-                        .map(Result::unwrap)
-                        .collect();
+                    let mut body = Vec::new();
+                    Pattern::new(len, t * 1000 + i)
+                        .read_to_end(&mut body)
+                        .unwrap();
                     c.put_object("bkt", &key, PutBody::Bytes(&body), &PutOptions::default())
                         .unwrap();
                     assert_eq!(c.head_object("bkt", &key).unwrap().size, len);
