@@ -44,6 +44,7 @@ fn main() {
     ];
     embedded.create_bucket("rtt").expect("bucket");
     let body = vec![7u8; 3901];
+    let big = vec![9u8; 2 << 20];
     let opts = PutOptions::default();
     println!("{n} iterations per op, one thread; microseconds per op (ratio to embedded)");
     println!(
@@ -80,6 +81,24 @@ fn main() {
         (
             "delete",
             Box::new(|c, key| c.delete_object("rtt", key).unwrap()),
+        ),
+        // IOR-easy's transfer: bandwidth rather than round trips.
+        (
+            "put-2MiB",
+            Box::new(|c, key| {
+                let key = format!("big-{key}");
+                c.put_object("rtt", &key, PutBody::Bytes(&big), &opts)
+                    .unwrap();
+            }),
+        ),
+        (
+            "get-2MiB",
+            Box::new(|c, key| {
+                let key = format!("big-{key}");
+                let mut g = c.get_object("rtt", &key, None).unwrap();
+                let mut buf = vec![0u8; 2 << 20];
+                g.body.read_exact(&mut buf).unwrap();
+            }),
         ),
     ];
     for (name, op) in &ops {

@@ -4,10 +4,16 @@
 //! Accepted spellings: `unix:/run/s3hpc.sock` and `unix:///run/s3hpc.sock`
 //! (a Unix socket), `tcp:127.0.0.1:7070` and `s3hpc://127.0.0.1:7070` (TCP).
 
-use rustix::net::SendFlags;
+use rustix::net::{
+    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags,
+};
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
+use std::mem::MaybeUninit;
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 
@@ -71,11 +77,18 @@ impl std::fmt::Display for Address {
 }
 
 impl Address {
+    /// Whether the address is on this node (a Unix socket).
+    pub fn is_local(&self) -> bool {
+        matches!(self, Address::Unix(_))
+    }
+
     /// Connects, with TCP_NODELAY on TCP: frames are whole messages, and
     /// Nagle's delay would add tens of milliseconds to each small request.
     pub fn connect(&self) -> io::Result<Stream> {
         match self {
-            Address::Unix(p) => UnixStream::connect(p).map(Stream::Unix),
+            Address::Unix(p) => {
+                UnixStream::connect(p).map(|s| Stream::UnixWithFds(s, RefCell::default()))
+            }
             Address::Tcp(hp) => {
                 let s = TcpStream::connect(hp.as_str())?;
                 s.set_nodelay(true)?;
@@ -88,29 +101,68 @@ impl Address {
 /// A connected socket of either kind.
 #[derive(Debug)]
 pub enum Stream {
+    /// A gateway's side of a Unix socket: descriptors a client might send
+    /// are never received (plain reads make the kernel drop them).
     Unix(UnixStream),
+    /// A client's side of a Unix socket: reads also collect descriptors the
+    /// gateway passes (an object's file, for a GET), to be taken in order.
+    UnixWithFds(UnixStream, RefCell<VecDeque<OwnedFd>>),
     Tcp(TcpStream),
 }
 
+/// Descriptors one read can collect; the gateway sends one per reply.
+const FDS_PER_READ: usize = 4;
+
 impl Stream {
+    /// A second handle, for shutting the connection down from elsewhere.
     pub fn try_clone(&self) -> io::Result<Stream> {
         Ok(match self {
-            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+            Stream::Unix(s) | Stream::UnixWithFds(s, _) => Stream::Unix(s.try_clone()?),
             Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
         })
     }
 
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match self {
-            Stream::Unix(s) => s.shutdown(how),
+            Stream::Unix(s) | Stream::UnixWithFds(s, _) => s.shutdown(how),
             Stream::Tcp(s) => s.shutdown(how),
         }
+    }
+
+    /// Whether the peer is on this node (a Unix socket): it can then be
+    /// handed open files instead of their bytes.
+    pub fn is_local(&self) -> bool {
+        !matches!(self, Stream::Tcp(_))
+    }
+
+    /// The oldest descriptor received and not yet taken.
+    pub fn take_fd(&self) -> Option<OwnedFd> {
+        match self {
+            Stream::UnixWithFds(_, fds) => fds.borrow_mut().pop_front(),
+            _ => None,
+        }
+    }
+
+    /// Sends `buf` with `fd` attached (the first byte carries it).
+    pub fn send_with_fd(&self, buf: &[u8], fd: BorrowedFd<'_>) -> io::Result<()> {
+        let fds = [fd];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        control.push(SendAncillaryMessage::ScmRights(&fds));
+        let n = rustix::net::sendmsg(
+            self.fd(),
+            &[io::IoSlice::new(buf)],
+            &mut control,
+            SendFlags::NOSIGNAL,
+        )?;
+        let mut w: &Stream = self;
+        w.write_all(&buf[n..])
     }
 
     /// Who is on the other end, for log lines.
     pub fn peer(&self) -> String {
         match self {
-            Stream::Unix(_) => "local client".to_string(),
+            Stream::Unix(_) | Stream::UnixWithFds(..) => "local client".to_string(),
             Stream::Tcp(s) => s
                 .peer_addr()
                 .map_or_else(|_| "tcp client".to_string(), |a| a.to_string()),
@@ -119,9 +171,31 @@ impl Stream {
 
     fn fd(&self) -> BorrowedFd<'_> {
         match self {
-            Stream::Unix(s) => s.as_fd(),
+            Stream::Unix(s) | Stream::UnixWithFds(s, _) => s.as_fd(),
             Stream::Tcp(s) => s.as_fd(),
         }
+    }
+
+    /// A read that keeps the descriptors arriving with the bytes.
+    fn read_collecting_fds(
+        s: &UnixStream,
+        fds: &RefCell<VecDeque<OwnedFd>>,
+        buf: &mut [u8],
+    ) -> io::Result<usize> {
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(FDS_PER_READ))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let got = rustix::net::recvmsg(
+            s,
+            &mut [io::IoSliceMut::new(buf)],
+            &mut control,
+            RecvFlags::CMSG_CLOEXEC,
+        )?;
+        for msg in control.drain() {
+            if let RecvAncillaryMessage::ScmRights(received) = msg {
+                fds.borrow_mut().extend(received);
+            }
+        }
+        Ok(got.bytes)
     }
 
     /// Whether an idle connection is still usable: it must have nothing to
@@ -141,6 +215,7 @@ impl Read for &Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match *self {
             Stream::Unix(s) => (&*s).read(buf),
+            Stream::UnixWithFds(s, fds) => Stream::read_collecting_fds(s, fds, buf),
             Stream::Tcp(s) => (&*s).read(buf),
         }
     }

@@ -17,8 +17,8 @@ use crate::conn::Connection;
 use crate::frame::{push_encoded, Kind, ProtocolError};
 use crate::message::{Request, Response};
 use s3hpc_client::{
-    BucketInfo, ByteRange, ErrorCode, GetObject, ListPage, ListRequest, ObjectInfo, PartInfo,
-    PutBody, PutOptions, Result, S3Client, S3Error, UploadInfo,
+    BucketInfo, ByteRange, ErrorCode, GetObject, ListPage, ListRequest, ObjectBody, ObjectInfo,
+    PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, UploadInfo,
 };
 use std::borrow::Cow;
 use std::io::{self, Read};
@@ -104,8 +104,37 @@ impl RemoteClient {
                 self.pool.put_back(conn);
                 Err(e)
             }
-            Err(Failure::Transport { err, .. }) => Err(self.pool.transport_error(req, err)),
+            Err(Failure::Transport { err, .. }) => Err(self.pool.transport_error(req.name(), err)),
         }
+    }
+
+    /// A GET answered with the object's open file: read it directly.
+    fn object_from_file(
+        &self,
+        conn: Connection,
+        info: ObjectInfo,
+        offset: u64,
+        length: u64,
+    ) -> Result<GetObject> {
+        let Some(fd) = conn.stream().take_fd() else {
+            return Err(self.pool.transport_error(
+                "GetObject",
+                ProtocolError::Decode("a file reply came without its descriptor".into()),
+            ));
+        };
+        self.pool.put_back(conn);
+        let body = FileBody {
+            file: std::fs::File::from(fd),
+            pos: offset,
+            end: offset + length,
+            key: info.key.clone(),
+        };
+        Ok(GetObject {
+            info,
+            offset,
+            length,
+            body: Box::new(body),
+        })
     }
 
     /// A call whose reply carries no body.
@@ -234,22 +263,20 @@ impl Pool {
         Ok(conn)
     }
 
-    fn transport_error(&self, req: &Request<'_>, err: ProtocolError) -> S3Error {
+    fn transport_error(&self, op: &str, err: ProtocolError) -> S3Error {
         match err {
             ProtocolError::Io(e) => S3Error::new(
                 ErrorCode::ServiceUnavailable,
                 format!(
-                    "lost the connection to the gateway at {} during {}: {e}",
-                    self.addr,
-                    req.name()
+                    "lost the connection to the gateway at {} during {op}: {e}",
+                    self.addr
                 ),
             ),
             other => S3Error::new(
                 ErrorCode::InternalError,
                 format!(
-                    "the gateway at {} broke the protocol during {}: {other}",
-                    self.addr,
-                    req.name()
+                    "the gateway at {} broke the protocol during {op}: {other}",
+                    self.addr
                 ),
             ),
         }
@@ -291,6 +318,43 @@ impl Read for RemoteBody {
             }
         }
         Ok(n)
+    }
+}
+
+impl ObjectBody for RemoteBody {}
+
+/// A GET body read straight from the object's file, which the gateway
+/// passed: the bytes come from the page cache as in the embedded path.
+struct FileBody {
+    file: std::fs::File,
+    pos: u64,
+    end: u64,
+    key: String,
+}
+
+impl Read for FileBody {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let want = (buf.len() as u64).min(self.end - self.pos) as usize;
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        if n == 0 {
+            // Shortened under us by a POSIX writer.
+            return Err(io::Error::other(S3Error::new(
+                ErrorCode::IncompleteBody,
+                format!("{} ended {} bytes early", self.key, self.end - self.pos),
+            )));
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl ObjectBody for FileBody {
+    fn file(&self) -> Option<&std::fs::File> {
+        Some(&self.file)
     }
 }
 
@@ -410,8 +474,17 @@ impl S3Client for RemoteClient {
             bucket: bucket.into(),
             key: key.into(),
             range,
+            fd_ok: self.pool.addr.is_local(),
         };
         let (r, conn) = self.call(&req, Body::None)?;
+        if let Response::ObjectFd {
+            info,
+            offset,
+            length,
+        } = r
+        {
+            return self.object_from_file(conn, info, offset, length);
+        }
         // On any other reply the connection is dropped: what follows on it
         // is unknown.
         let (info, offset, length) = reply!("GetObject", r,

@@ -56,6 +56,9 @@ pub enum Request<'a> {
         #[serde(borrow)]
         key: Cow<'a, str>,
         range: Option<ByteRange>,
+        /// The client accepts the object's open file instead of its bytes
+        /// (it is on the same node, over a Unix socket).
+        fd_ok: bool,
     },
     HeadObject {
         #[serde(borrow)]
@@ -234,6 +237,14 @@ pub enum Response {
     UploadId(String),
     Parts(Vec<PartInfo>),
     Uploads(Vec<UploadInfo>),
+    /// GetObject to a same-node client that said `fd_ok`: the object's file,
+    /// open read-only, travels with this frame (SCM_RIGHTS); the client
+    /// reads `length` bytes at `offset` from it. No data frames follow.
+    ObjectFd {
+        info: ObjectInfo,
+        offset: u64,
+        length: u64,
+    },
 }
 
 /// A failed reply: the S3 error code (as S3 spells it) and the message.

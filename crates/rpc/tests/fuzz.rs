@@ -75,6 +75,7 @@ fn seeds() -> Vec<Vec<u8>> {
                 first: 1,
                 last: Some(9),
             }),
+            fd_ok: true,
         },
         Request::HeadObject {
             bucket: b(),

@@ -9,7 +9,8 @@ use crate::body::{push_error, send_body, DataIn};
 use crate::conn::Connection;
 use crate::frame::{push_encoded, Header, Kind, ProtocolError};
 use crate::message::{op_name, Request, Response};
-use s3hpc_client::{ErrorCode, PutBody, S3Client, S3Error};
+use s3hpc_client::{ErrorCode, GetObject, PutBody, S3Client, S3Error};
+use std::os::fd::AsFd;
 
 /// Op codes whose requests carry a body, known without decoding the
 /// payload, so a body behind an undecodable request is still skipped.
@@ -93,23 +94,15 @@ fn handle(
             client.upload_part(&bucket, &key, &upload_id, part_number, body)
         })?
         .map(Response::ETag),
-        Request::GetObject { bucket, key, range } => {
-            match client.get_object(&bucket, &key, range) {
-                Ok(mut g) => {
-                    let head = Response::Object {
-                        info: g.info,
-                        offset: g.offset,
-                        length: g.length,
-                    };
-                    push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &head)?;
-                    // A read error midway goes to the client as an error
-                    // frame that ends the body; the connection stays usable.
-                    send_body(conn, h.op, h.id, &mut g.body, Some(g.length))?;
-                    return Ok(());
-                }
-                Err(e) => Err(e),
-            }
-        }
+        Request::GetObject {
+            bucket,
+            key,
+            range,
+            fd_ok,
+        } => match client.get_object(&bucket, &key, range) {
+            Ok(g) => return send_object(conn, h, g, fd_ok),
+            Err(e) => Err(e),
+        },
         Request::HeadObject { bucket, key } => {
             client.head_object(&bucket, &key).map(Response::Info)
         }
@@ -176,6 +169,44 @@ fn handle(
         Err(e) => push_error(&mut conn.out, h.op, h.id, &e),
     }
     conn.flush_out()?;
+    Ok(())
+}
+
+/// Objects at least this large go to a same-node client as an open file
+/// rather than as bytes: passing the descriptor costs a few microseconds,
+/// copying the bytes twice more (into the socket and out) costs more above
+/// this size (ARCHITECTURE.md has the measurement).
+const FD_MIN_BYTES: u64 = 32 << 10;
+
+/// Sends a GET reply: the object's open file to a same-node client that
+/// accepts it, else the header and the bytes as data frames.
+fn send_object(
+    conn: &mut Connection,
+    h: &Header,
+    mut g: GetObject,
+    fd_ok: bool,
+) -> Result<(), ProtocolError> {
+    let local_file = g.body.file().filter(|_| fd_ok && conn.stream().is_local());
+    if let Some(file) = local_file.filter(|_| g.length >= FD_MIN_BYTES) {
+        let head = Response::ObjectFd {
+            info: g.info,
+            offset: g.offset,
+            length: g.length,
+        };
+        push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &head)?;
+        conn.stream().send_with_fd(&conn.out, file.as_fd())?;
+        conn.out.clear();
+        return Ok(());
+    }
+    let head = Response::Object {
+        info: g.info,
+        offset: g.offset,
+        length: g.length,
+    };
+    push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &head)?;
+    // A read error midway goes to the client as an error frame that ends
+    // the body; the connection stays usable.
+    send_body(conn, h.op, h.id, &mut g.body, Some(g.length))?;
     Ok(())
 }
 
