@@ -52,7 +52,7 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         .context("removing stale temporaries")?;
     let opts = GatewayOptions {
         max_connections: a.max_connections,
-        log_errors: true,
+        ..GatewayOptions::default()
     };
     let client = Arc::new(EmbeddedClient::new(Arc::new(store)));
     let gateway = Gateway::start(client, &a.rpc, opts).context("starting the gateway")?;

@@ -101,11 +101,12 @@ impl Address {
 /// A connected socket of either kind.
 #[derive(Debug)]
 pub enum Stream {
-    /// A gateway's side of a Unix socket: descriptors a client might send
-    /// are never received (plain reads make the kernel drop them).
+    /// A Unix socket whose reads drop descriptors the peer sends (the
+    /// kernel closes them): used only to shut connections down.
     Unix(UnixStream),
-    /// A client's side of a Unix socket: reads also collect descriptors the
-    /// gateway passes (an object's file, for a GET), to be taken in order.
+    /// A Unix socket whose reads also collect the descriptors the peer
+    /// passes, to be taken in order: an object's file for a client's GET,
+    /// a client's shared PUT buffer for the gateway.
     UnixWithFds(UnixStream, RefCell<VecDeque<OwnedFd>>),
     Tcp(TcpStream),
 }
@@ -133,6 +134,13 @@ impl Stream {
     /// handed open files instead of their bytes.
     pub fn is_local(&self) -> bool {
         !matches!(self, Stream::Tcp(_))
+    }
+
+    /// Drops every descriptor received and not taken.
+    pub fn drop_fds(&self) {
+        if let Stream::UnixWithFds(_, fds) = self {
+            fds.borrow_mut().clear();
+        }
     }
 
     /// The oldest descriptor received and not yet taken.

@@ -7,7 +7,7 @@
 //! per connection is ever held.
 
 use crate::conn::Connection;
-use crate::frame::{push_encoded, push_frame, Kind, ProtocolError, MAX_DATA};
+use crate::frame::{push_encoded, push_frame, Header, Kind, ProtocolError, MAX_DATA};
 use crate::message::WireError;
 use s3hpc_client::{ErrorCode, S3Error};
 use std::borrow::BorrowMut;
@@ -28,6 +28,8 @@ pub struct DataIn<C> {
     ended: bool,
     /// The peer broke the protocol or went away: the connection is unusable.
     broken: bool,
+    /// A header already read by the caller, taken before reading the next.
+    pending: Option<Header>,
     pub received: u64,
 }
 
@@ -39,8 +41,16 @@ impl<C: BorrowMut<Connection>> DataIn<C> {
             left: 0,
             ended: false,
             broken: false,
+            pending: None,
             received: 0,
         }
+    }
+
+    /// A body whose first frame header the caller has read already.
+    pub fn starting_with(conn: C, id: u64, first: Header) -> Self {
+        let mut d = DataIn::new(conn, id);
+        d.pending = Some(first);
+        d
     }
 
     /// Every frame of the body has been read.
@@ -102,7 +112,11 @@ impl<C: BorrowMut<Connection>> Read for DataIn<C> {
             if self.ended {
                 return Ok(0);
             }
-            let h = match self.conn.borrow_mut().read_header() {
+            let next = match self.pending.take() {
+                Some(h) => Ok(Some(h)),
+                None => self.conn.borrow_mut().read_header(),
+            };
+            let h = match next {
                 Ok(Some(h)) => h,
                 Ok(None) => {
                     return Err(self.fail(
@@ -130,6 +144,19 @@ impl<C: BorrowMut<Connection>> Read for DataIn<C> {
                         Err(e) => return Err(self.fail(io::ErrorKind::InvalidData, e.to_string())),
                     };
                     return Err(io::Error::other(err));
+                }
+                // A whole body in the shared buffer, where a stream was
+                // expected (a request that could not be decoded): it ends
+                // the body all the same.
+                Kind::SharedBody => {
+                    self.ended = true;
+                    if let Err(e) = self.conn.borrow_mut().read_payload(&h) {
+                        return Err(self.fail(io::ErrorKind::InvalidData, e.to_string()));
+                    }
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "a shared-buffer body where a stream was expected",
+                    ));
                 }
                 other => {
                     return Err(self.fail(

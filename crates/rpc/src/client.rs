@@ -14,14 +14,16 @@
 use crate::addr::Address;
 use crate::body::{decode_error, send_body, DataIn};
 use crate::conn::Connection;
-use crate::frame::{push_encoded, Kind, ProtocolError};
+use crate::frame::{push_encoded, push_frame, Kind, ProtocolError};
 use crate::message::{Request, Response};
+use crate::shm::{SharedBuffer, SHARED_BUFFER_BYTES};
 use s3hpc_client::{
     BucketInfo, ByteRange, ErrorCode, GetObject, ListPage, ListRequest, ObjectBody, ObjectInfo,
     PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, UploadInfo,
 };
 use std::borrow::Cow;
 use std::io::{self, Read};
+use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
 /// Idle connections kept per client; more are closed when returned.
@@ -152,6 +154,12 @@ fn exchange(
     body: &mut Body<'_>,
 ) -> std::result::Result<Response, Failure> {
     let transport = |err: ProtocolError, replied| Failure::Transport { err, replied };
+    let shared = match body {
+        Body::Bytes(b) if conn.wants_shared(b.len()) => {
+            attach_shared(conn).map_err(|e| transport(e, false))?
+        }
+        _ => false,
+    };
     let op = req.op();
     let id = conn.next_id();
     conn.out.clear();
@@ -163,6 +171,12 @@ fn exchange(
     })?;
     let local_failure = match body {
         Body::None => {
+            conn.flush_out().map_err(|e| transport(e.into(), false))?;
+            None
+        }
+        Body::Bytes(b) if shared && conn.shared.as_mut().is_some_and(|s| s.fill(b)) => {
+            let count = (b.len() as u64).to_le_bytes();
+            push_frame(&mut conn.out, Kind::SharedBody, 0, id, &count);
             conn.flush_out().map_err(|e| transport(e.into(), false))?;
             None
         }
@@ -219,6 +233,53 @@ fn exchange(
     match local_failure {
         Some(e) => Err(Failure::S3(e)),
         None => Ok(reply),
+    }
+}
+
+/// Makes sure `conn` has a shared PUT buffer the gateway accepted; `false`
+/// if it cannot have one (the gateway or the system refused: remembered).
+fn attach_shared(conn: &mut Connection) -> std::result::Result<bool, ProtocolError> {
+    if conn.shared.is_some() {
+        return Ok(true);
+    }
+    let Ok((buffer, fd)) = SharedBuffer::create(SHARED_BUFFER_BYTES) else {
+        conn.shared_refused = true;
+        return Ok(false);
+    };
+    let req = Request::AttachSharedBuffer {
+        size: SHARED_BUFFER_BYTES,
+    };
+    let id = conn.next_id();
+    conn.out.clear();
+    push_encoded(&mut conn.out, Kind::Request, req.op(), id, &req)?;
+    conn.stream().send_with_fd(&conn.out, fd.as_fd())?;
+    conn.out.clear();
+    let h = conn.read_header()?.ok_or_else(|| {
+        ProtocolError::Io(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the gateway closed the connection",
+        ))
+    })?;
+    if h.id != id {
+        return Err(ProtocolError::WrongId {
+            got: h.id,
+            wanted: id,
+        });
+    }
+    conn.read_payload(&h)?;
+    match h.kind {
+        Kind::Response => {
+            conn.shared = Some(buffer);
+            Ok(true)
+        }
+        Kind::Error => {
+            conn.shared_refused = true;
+            Ok(false)
+        }
+        other => Err(ProtocolError::Unexpected {
+            got: other,
+            wanted: "a reply",
+        }),
     }
 }
 

@@ -5,6 +5,7 @@
 use crate::addr::Stream;
 use crate::frame::{self, Header, Kind, ProtocolError};
 use crate::message::VERSION;
+use crate::shm::{SharedBuffer, SHARED_BUFFER_BYTES, SHARED_BUFFER_MIN_BODY};
 use std::io::{self, BufReader, IoSlice, Read, Write};
 
 /// First bytes each side sends: magic, protocol version, status (0: ok;
@@ -27,6 +28,10 @@ pub struct Connection {
     /// Room for one data chunk, allocated on first use.
     pub scratch: Vec<u8>,
     next_id: u64,
+    /// Client side: the PUT buffer shared with the gateway, once attached.
+    pub shared: Option<SharedBuffer>,
+    /// Client side: the gateway (or this system) refused a shared buffer.
+    pub shared_refused: bool,
 }
 
 impl Connection {
@@ -37,7 +42,18 @@ impl Connection {
             payload: Vec::new(),
             scratch: Vec::new(),
             next_id: 0,
+            shared: None,
+            shared_refused: false,
         }
+    }
+
+    /// Whether a PUT body of `len` bytes should go through a shared buffer:
+    /// large enough to gain, small enough to fit, and the gateway on this
+    /// node.
+    pub fn wants_shared(&self, len: usize) -> bool {
+        (SHARED_BUFFER_MIN_BODY..=SHARED_BUFFER_BYTES as usize).contains(&len)
+            && !self.shared_refused
+            && self.stream().is_local()
     }
 
     /// A fresh request id (ids are per connection).

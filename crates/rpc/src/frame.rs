@@ -33,6 +33,9 @@ pub enum Kind {
     Data = 4,
     /// The last chunk of an object body (may be empty).
     DataEnd = 5,
+    /// A whole PUT body that lies in the connection's shared buffer: the
+    /// payload is its length (`u64`), the bytes are at the buffer's start.
+    SharedBody = 6,
 }
 
 impl Kind {
@@ -43,6 +46,7 @@ impl Kind {
             3 => Kind::Error,
             4 => Kind::Data,
             5 => Kind::DataEnd,
+            6 => Kind::SharedBody,
             _ => return None,
         })
     }
@@ -50,6 +54,7 @@ impl Kind {
     fn max_len(self) -> usize {
         match self {
             Kind::Data | Kind::DataEnd => MAX_DATA,
+            Kind::SharedBody => 8,
             _ => MAX_CONTROL,
         }
     }

@@ -9,6 +9,7 @@
 //! - [`conn`]: a connection (buffered reads, one write per frame) and the
 //!   handshake;
 //! - [`body`]: object bodies as a stream of data frames;
+//! - [`shm`]: the shared-memory buffer for PUT bodies on one node;
 //! - [`server`]: the gateway;
 //! - [`client`]: [`RemoteClient`], the `S3Client` over a gateway.
 
@@ -19,6 +20,7 @@ pub mod conn;
 pub mod frame;
 pub mod message;
 pub mod server;
+pub mod shm;
 
 pub use addr::Address;
 pub use client::RemoteClient;

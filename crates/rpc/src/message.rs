@@ -138,6 +138,12 @@ pub enum Request<'a> {
         #[serde(borrow)]
         prefix: Cow<'a, str>,
     },
+    /// Unix sockets only: the frame carries a sealed memfd of `size` bytes
+    /// (SCM_RIGHTS) that later PUT bodies on this connection may come in
+    /// (a `SharedBody` frame instead of data frames).
+    AttachSharedBuffer {
+        size: u64,
+    },
 }
 
 impl Request<'_> {
@@ -160,6 +166,7 @@ impl Request<'_> {
             Request::AbortMultipartUpload { .. } => 13,
             Request::ListParts { .. } => 14,
             Request::ListMultipartUploads { .. } => 15,
+            Request::AttachSharedBuffer { .. } => 16,
         }
     }
 
@@ -197,7 +204,7 @@ impl Request<'_> {
 
 /// The name of an op code, `unknown` for codes outside the table.
 pub fn op_name(op: u8) -> &'static str {
-    const NAMES: [&str; 16] = [
+    const NAMES: [&str; 17] = [
         "CreateBucket",
         "DeleteBucket",
         "HeadBucket",
@@ -214,6 +221,7 @@ pub fn op_name(op: u8) -> &'static str {
         "AbortMultipartUpload",
         "ListParts",
         "ListMultipartUploads",
+        "AttachSharedBuffer",
     ];
     NAMES.get(op as usize).copied().unwrap_or("unknown")
 }

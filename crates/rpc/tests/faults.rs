@@ -11,6 +11,7 @@ use s3hpc_rpc::RemoteClient;
 use s3hpc_store::EtagPolicy;
 use std::borrow::Cow;
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -404,4 +405,95 @@ fn a_live_socket_is_never_taken_over() {
         .unwrap();
     assert!(e.to_string().contains("another gateway"), "{e}");
     gw.client().list_buckets().unwrap();
+}
+
+#[test]
+fn bodies_through_the_shared_buffer_and_hostile_buffers() {
+    use s3hpc_rpc::shm::SHARED_BUFFER_BYTES;
+    let gw = TestGateway::start(Socket::Unix, EtagPolicy::Md5);
+    let c = gw.client();
+    c.create_bucket("bkt").unwrap();
+    let max = SHARED_BUFFER_BYTES as usize;
+    // Below, at and above the buffer's range; ETags as computed embedded.
+    for (i, len) in [65_536usize, 2 << 20, max, max + 1].into_iter().enumerate() {
+        let mut body = Vec::new();
+        Pattern::new(len as u64, i as u64)
+            .read_to_end(&mut body)
+            .unwrap();
+        let key = format!("k{i}");
+        let etag = c
+            .put_object("bkt", &key, PutBody::Bytes(&body), &PutOptions::default())
+            .unwrap();
+        let got = c.get_object("bkt", &key, None).unwrap();
+        assert!(same_as_pattern(got.body, len as u64, i as u64), "{len}");
+        let local = s3hpc_store::Store::open(&gw.root, Default::default()).unwrap();
+        assert_eq!(local.head_object("bkt", &key).unwrap().etag, etag);
+    }
+
+    let path = gw.address.strip_prefix("unix:").unwrap().to_string();
+    let attach = |s: &mut UnixStream, fd: Option<std::os::fd::BorrowedFd>, size: u64| {
+        let req = Request::AttachSharedBuffer { size };
+        let mut out = Vec::new();
+        s3hpc_rpc::frame::push_encoded(&mut out, Kind::Request, req.op(), 9, &req).unwrap();
+        match fd {
+            Some(fd) => {
+                let stream = s3hpc_rpc::addr::Stream::Unix(s.try_clone().unwrap());
+                stream.send_with_fd(&out, fd).unwrap();
+            }
+            None => s.write_all(&out).unwrap(),
+        }
+        read_reply(s)
+    };
+    // No descriptor, an unsealed memfd, a regular file: refused, and the
+    // connection goes on.
+    let mut s = raw_connect_path(&path);
+    let e = attach(&mut s, None, 4096).unwrap_err();
+    assert!(e.message.contains("without a descriptor"), "{e:?}");
+    let loose = rustix::fs::memfd_create("x", rustix::fs::MemfdFlags::empty()).unwrap();
+    rustix::fs::ftruncate(&loose, 4096).unwrap();
+    let e = attach(&mut s, Some(loose.as_fd()), 4096).unwrap_err();
+    assert!(e.message.contains("shared buffer refused"), "{e:?}");
+    let file = tempfile::tempfile().unwrap();
+    assert!(attach(&mut s, Some(file.as_fd()), 4096).is_err());
+    // A shared body with no buffer attached: an error, not a crash.
+    let mut out = put_request("bkt", "x", None);
+    push_frame(&mut out, Kind::SharedBody, 0, 1, &100u64.to_le_bytes());
+    s.write_all(&out).unwrap();
+    let e = read_reply(&mut s).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument, "{e:?}");
+    // A valid buffer, then a body claiming more than it holds.
+    let (_buf, fd) = s3hpc_rpc::shm::SharedBuffer::create(4096).unwrap();
+    attach(&mut s, Some(fd.as_fd()), 4096).unwrap();
+    let mut out = put_request("bkt", "x", None);
+    push_frame(&mut out, Kind::SharedBody, 0, 1, &5000u64.to_le_bytes());
+    s.write_all(&out).unwrap();
+    assert_eq!(
+        read_reply(&mut s).unwrap_err().code,
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        c.head_object("bkt", "x").unwrap_err().code,
+        ErrorCode::NoSuchKey
+    );
+}
+
+fn raw_connect_path(path: &str) -> UnixStream {
+    let mut s = UnixStream::connect(path).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!(&handshake(&mut s, 1)[12..16], &[0, 0, 0, 0]);
+    s
+}
+
+/// Reads one reply frame: Ok for a response, the decoded error otherwise.
+fn read_reply(s: &mut UnixStream) -> Result<(), s3hpc_client::S3Error> {
+    let mut h = [0u8; 16];
+    s.read_exact(&mut h).unwrap();
+    let h = s3hpc_rpc::frame::Header::decode(&h).unwrap();
+    let mut p = vec![0u8; h.len as usize];
+    s.read_exact(&mut p).unwrap();
+    match h.kind {
+        Kind::Response => Ok(()),
+        Kind::Error => Err(s3hpc_rpc::body::decode_error(&p)),
+        k => panic!("unexpected {k:?}"),
+    }
 }

@@ -9,6 +9,8 @@ use crate::body::{push_error, send_body, DataIn};
 use crate::conn::Connection;
 use crate::frame::{push_encoded, Header, Kind, ProtocolError};
 use crate::message::{op_name, Request, Response};
+use crate::server::GatewayOptions;
+use crate::shm::SharedBuffer;
 use s3hpc_client::{ErrorCode, GetObject, PutBody, S3Client, S3Error};
 use std::os::fd::AsFd;
 
@@ -16,7 +18,11 @@ use std::os::fd::AsFd;
 /// payload, so a body behind an undecodable request is still skipped.
 const OPS_WITH_BODY: [u8; 2] = [4, 11];
 
-pub(super) fn serve(client: &dyn S3Client, stream: Stream) -> Result<(), ProtocolError> {
+pub(super) fn serve(
+    client: &dyn S3Client,
+    opts: &GatewayOptions,
+    stream: Stream,
+) -> Result<(), ProtocolError> {
     let mut conn = Connection::new(stream);
     match conn.server_handshake() {
         // A probe that connects and leaves (a health check, the shutdown
@@ -25,6 +31,7 @@ pub(super) fn serve(client: &dyn S3Client, stream: Stream) -> Result<(), Protoco
         r => r?,
     }
     let mut payload = Vec::new();
+    let mut shared: Option<SharedBuffer> = None;
     loop {
         let Some(h) = conn.read_header()? else {
             return Ok(());
@@ -36,8 +43,16 @@ pub(super) fn serve(client: &dyn S3Client, stream: Stream) -> Result<(), Protoco
             });
         }
         conn.read_payload_into(&h, &mut payload)?;
-        match Request::decode(h.op, &payload) {
-            Ok(req) => handle(client, &mut conn, &h, req)?,
+        let decoded = Request::decode(h.op, &payload);
+        if let Ok(Request::AttachSharedBuffer { size }) = decoded {
+            let reply = attach_shared(&conn, size).map(|b| shared = Some(b));
+            send_reply(&mut conn, &h, reply.map(|()| Response::Done))?;
+            continue;
+        }
+        // Descriptors come only with AttachSharedBuffer: close any other.
+        conn.stream().drop_fds();
+        match decoded {
+            Ok(req) => handle(client, opts, &mut conn, shared.as_ref(), &h, req)?,
             Err(why) => {
                 if OPS_WITH_BODY.contains(&h.op) {
                     skip_body(&mut conn, h.id)?;
@@ -66,7 +81,9 @@ fn skip_body(conn: &mut Connection, id: u64) -> Result<(), ProtocolError> {
 /// Runs one request and sends its reply.
 fn handle(
     client: &dyn S3Client,
+    opts: &GatewayOptions,
     conn: &mut Connection,
+    shared: Option<&SharedBuffer>,
     h: &Header,
     req: Request<'_>,
 ) -> Result<(), ProtocolError> {
@@ -80,7 +97,7 @@ fn handle(
             key,
             len,
             opts,
-        } => with_body(conn, h.id, len, |body| {
+        } => with_body(conn, shared, h.id, len, |body| {
             client.put_object(&bucket, &key, body, &opts)
         })?
         .map(Response::ETag),
@@ -90,7 +107,7 @@ fn handle(
             upload_id,
             part_number,
             len,
-        } => with_body(conn, h.id, len, |body| {
+        } => with_body(conn, shared, h.id, len, |body| {
             client.upload_part(&bucket, &key, &upload_id, part_number, body)
         })?
         .map(Response::ETag),
@@ -100,7 +117,7 @@ fn handle(
             range,
             fd_ok,
         } => match client.get_object(&bucket, &key, range) {
-            Ok(g) => return send_object(conn, h, g, fd_ok),
+            Ok(g) => return send_object(conn, h, g, fd_ok.then_some(opts.fd_min_bytes)),
             Err(e) => Err(e),
         },
         Request::HeadObject { bucket, key } => {
@@ -155,7 +172,21 @@ fn handle(
         Request::ListMultipartUploads { bucket, prefix } => client
             .list_multipart_uploads(&bucket, &prefix)
             .map(Response::Uploads),
+        // Handled by the session, which owns the buffer.
+        Request::AttachSharedBuffer { .. } => Err(S3Error::new(
+            ErrorCode::InternalError,
+            "AttachSharedBuffer reached the request handler",
+        )),
     };
+    send_reply(conn, h, reply)
+}
+
+/// Sends a reply without a body (or the error).
+fn send_reply(
+    conn: &mut Connection,
+    h: &Header,
+    reply: s3hpc_client::Result<Response>,
+) -> Result<(), ProtocolError> {
     match reply {
         Ok(r) => {
             if let Err(e) = push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &r) {
@@ -172,22 +203,17 @@ fn handle(
     Ok(())
 }
 
-/// Objects at least this large go to a same-node client as an open file
-/// rather than as bytes: passing the descriptor costs a few microseconds,
-/// copying the bytes twice more (into the socket and out) costs more above
-/// this size (ARCHITECTURE.md has the measurement).
-const FD_MIN_BYTES: u64 = 32 << 10;
-
 /// Sends a GET reply: the object's open file to a same-node client that
-/// accepts it, else the header and the bytes as data frames.
+/// accepts files of this size (`fd_min`), else the header and the bytes as
+/// data frames.
 fn send_object(
     conn: &mut Connection,
     h: &Header,
     mut g: GetObject,
-    fd_ok: bool,
+    fd_min: Option<u64>,
 ) -> Result<(), ProtocolError> {
-    let local_file = g.body.file().filter(|_| fd_ok && conn.stream().is_local());
-    if let Some(file) = local_file.filter(|_| g.length >= FD_MIN_BYTES) {
+    let passable = fd_min.is_some_and(|min| g.length >= min) && conn.stream().is_local();
+    if let Some(file) = g.body.file().filter(|_| passable) {
         let head = Response::ObjectFd {
             info: g.info,
             offset: g.offset,
@@ -210,17 +236,63 @@ fn send_object(
     Ok(())
 }
 
-/// Runs `op` with the request's body as a stream, then makes sure the body
-/// was consumed to its end, so the next frame is the next request. A
-/// client gone inside the body ends the connection (the engine has already
-/// discarded the partial object).
+/// Maps the buffer a client passed with AttachSharedBuffer.
+fn attach_shared(conn: &Connection, size: u64) -> s3hpc_client::Result<SharedBuffer> {
+    let refuse = |why: String| S3Error::new(ErrorCode::InvalidArgument, why);
+    if !conn.stream().is_local() {
+        return Err(refuse("a shared buffer needs a Unix socket".into()));
+    }
+    let fd = conn
+        .stream()
+        .take_fd()
+        .ok_or_else(|| refuse("AttachSharedBuffer came without a descriptor".into()))?;
+    conn.stream().drop_fds();
+    SharedBuffer::attach(&fd, size).map_err(|e| refuse(format!("shared buffer refused: {e}")))
+}
+
+/// Runs `op` with the request's body, then makes sure the body was consumed
+/// to its end, so the next frame is the next request. The body is either
+/// data frames, passed on as a stream, or one frame naming bytes in the
+/// connection's shared buffer, passed on as a slice (written to the file
+/// from there). A client gone inside the body ends the connection (the
+/// engine has already discarded the partial object).
 fn with_body<T>(
     conn: &mut Connection,
+    shared: Option<&SharedBuffer>,
     id: u64,
     len: Option<u64>,
     op: impl FnOnce(PutBody<'_>) -> s3hpc_client::Result<T>,
 ) -> Result<s3hpc_client::Result<T>, ProtocolError> {
-    let mut data = DataIn::new(&mut *conn, id);
+    let Some(first) = conn.read_header()? else {
+        return Err(ProtocolError::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "client went away before the request body",
+        )));
+    };
+    if first.kind == Kind::SharedBody && first.id == id {
+        let mut count = [0u8; 8];
+        let payload = conn.read_payload(&first)?;
+        let Some(bytes) = payload.get(..8) else {
+            return Err(ProtocolError::Decode(
+                "a SharedBody frame needs 8 bytes".into(),
+            ));
+        };
+        count.copy_from_slice(bytes);
+        let count = u64::from_le_bytes(count);
+        let body = shared.and_then(|b| b.bytes(usize::try_from(count).ok()?));
+        return Ok(match (body, len) {
+            (None, _) => Err(S3Error::new(
+                ErrorCode::InvalidArgument,
+                format!("a body of {count} bytes in a shared buffer that is not there or smaller"),
+            )),
+            (Some(b), Some(n)) if n != b.len() as u64 => Err(S3Error::new(
+                ErrorCode::IncompleteBody,
+                format!("the body holds {} bytes where {n} were announced", b.len()),
+            )),
+            (Some(b), _) => op(PutBody::Bytes(b)),
+        });
+    }
+    let mut data = DataIn::starting_with(&mut *conn, id, first);
     let r = op(PutBody::Stream {
         reader: &mut data,
         len,
