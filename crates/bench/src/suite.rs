@@ -230,6 +230,7 @@ fn run_in(
     }
     let summary = summary::summarize(&reports);
     text::comparison(out, &run, &summary)?;
+    text::transport_cost(out, &summary)?;
     text::latencies(out, &run, &summary, &reports)?;
     let doc = json::document(&run, &reports, &summary);
     if let Some(path) = &opts.json {

@@ -233,6 +233,13 @@ fn bench_against_a_running_gateway_and_bad_serve_options() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("remote/posix"), "{stdout}");
+    // What the transport costs against the engine in the process.
+    let cost = stdout
+        .split("transport cost")
+        .nth(1)
+        .expect("transport table");
+    assert!(cost.contains("remote/embedded"), "{stdout}");
+    assert!(cost.contains("mdtest-easy-stat") && cost.contains("score total"));
     // The bench removed what it wrote through the gateway.
     let c = RemoteClient::connect(&unix).unwrap();
     for b in c.list_buckets().unwrap() {
