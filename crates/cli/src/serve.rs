@@ -29,6 +29,11 @@ pub struct ServeArgs {
     /// Connections beyond this many are refused.
     #[arg(long, default_value_t = 4096)]
     max_connections: usize,
+    /// Serve from N worker threads waiting on their connections with epoll,
+    /// instead of a thread per connection (the default, 0): fewer threads
+    /// for many mostly idle clients, a little more latency per request.
+    #[arg(long, default_value_t = 0)]
+    workers: usize,
     /// At start, remove temporaries of killed writers older than this many
     /// seconds (those of exited processes on this host go whatever their
     /// age; younger ones may belong to live writers on other nodes).
@@ -52,6 +57,7 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         .context("removing stale temporaries")?;
     let opts = GatewayOptions {
         max_connections: a.max_connections,
+        workers: a.workers,
         ..GatewayOptions::default()
     };
     let client = Arc::new(EmbeddedClient::new(Arc::new(store)));

@@ -111,6 +111,15 @@ pub enum Stream {
     Tcp(TcpStream),
 }
 
+impl AsFd for Stream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Stream::Unix(s) | Stream::UnixWithFds(s, _) => s.as_fd(),
+            Stream::Tcp(s) => s.as_fd(),
+        }
+    }
+}
+
 /// Descriptors one read can collect; the gateway sends one per reply.
 const FDS_PER_READ: usize = 4;
 
@@ -178,10 +187,7 @@ impl Stream {
     }
 
     fn fd(&self) -> BorrowedFd<'_> {
-        match self {
-            Stream::Unix(s) | Stream::UnixWithFds(s, _) => s.as_fd(),
-            Stream::Tcp(s) => s.as_fd(),
-        }
+        self.as_fd()
     }
 
     /// A read that keeps the descriptors arriving with the bytes.

@@ -47,6 +47,11 @@ impl Connection {
         }
     }
 
+    /// Whether bytes already read from the socket wait in the buffer.
+    pub fn has_buffered_input(&self) -> bool {
+        !self.reader.buffer().is_empty()
+    }
+
     /// Whether a PUT body of `len` bytes should go through a shared buffer:
     /// large enough to gain, small enough to fit, and the gateway on this
     /// node.

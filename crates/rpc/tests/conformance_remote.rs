@@ -26,3 +26,11 @@ fn remote_unix_fast() {
 fn remote_tcp_md5() {
     run_all("tcp-md5", &|| remote(Socket::Tcp, EtagPolicy::Md5));
 }
+
+#[test]
+fn remote_unix_epoll_workers() {
+    run_all("unix-workers", &|| {
+        let gw = TestGateway::start_with(Socket::Unix, EtagPolicy::Md5, 2);
+        Fixture::new(gw.client(), gw)
+    });
+}

@@ -105,7 +105,16 @@ fn eventually(what: &str, cond: impl Fn() -> bool) {
 
 #[test]
 fn sixty_four_concurrent_clients() {
-    let gw = TestGateway::start(Socket::Unix, EtagPolicy::Md5);
+    sixty_four_clients(0);
+}
+
+#[test]
+fn sixty_four_concurrent_clients_on_two_epoll_workers() {
+    sixty_four_clients(2);
+}
+
+fn sixty_four_clients(workers: usize) {
+    let gw = TestGateway::start_with(Socket::Unix, EtagPolicy::Md5, workers);
     gw.client().create_bucket("bkt").unwrap();
     std::thread::scope(|s| {
         for t in 0..64u64 {

@@ -18,23 +18,67 @@ use std::os::fd::AsFd;
 /// payload, so a body behind an undecodable request is still skipped.
 const OPS_WITH_BODY: [u8; 2] = [4, 11];
 
-pub(super) fn serve(
-    client: &dyn S3Client,
-    opts: &GatewayOptions,
-    stream: Stream,
-) -> Result<(), ProtocolError> {
-    let mut conn = Connection::new(stream);
-    match conn.server_handshake() {
-        // A probe that connects and leaves (a health check, the shutdown
-        // wake-up) is no error.
-        Err(e) if e.is_clean_eof() => return Ok(()),
-        r => r?,
+/// One connection's state on the gateway.
+pub(super) struct Session {
+    conn: Connection,
+    /// The last request's payload (requests borrow their strings from it).
+    payload: Vec<u8>,
+    /// The client's PUT buffer, once attached.
+    shared: Option<SharedBuffer>,
+    greeted: bool,
+}
+
+/// What serving one request left.
+pub(super) enum Next {
+    /// More may follow.
+    Open,
+    /// The client closed the connection cleanly.
+    Closed,
+}
+
+impl Session {
+    pub(super) fn new(stream: Stream) -> Session {
+        Session {
+            conn: Connection::new(stream),
+            payload: Vec::new(),
+            shared: None,
+            greeted: false,
+        }
     }
-    let mut payload = Vec::new();
-    let mut shared: Option<SharedBuffer> = None;
-    loop {
+
+    pub(super) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.conn.stream().as_fd()
+    }
+
+    pub(super) fn peer(&self) -> String {
+        self.conn.stream().peer()
+    }
+
+    /// Whether a whole request may already sit in the read buffer (read
+    /// along with the last one), so waiting for the socket would stall it.
+    pub(super) fn has_buffered_input(&self) -> bool {
+        self.conn.has_buffered_input()
+    }
+
+    /// Serves the handshake (the first time) or one request, blocking
+    /// until it is read and answered.
+    pub(super) fn serve_one(
+        &mut self,
+        client: &dyn S3Client,
+        opts: &GatewayOptions,
+    ) -> Result<Next, ProtocolError> {
+        let conn = &mut self.conn;
+        if !self.greeted {
+            self.greeted = true;
+            return match conn.server_handshake() {
+                // A probe that connects and leaves (a health check, the
+                // shutdown wake-up) is no error.
+                Err(e) if e.is_clean_eof() => Ok(Next::Closed),
+                r => r.map(|()| Next::Open),
+            };
+        }
         let Some(h) = conn.read_header()? else {
-            return Ok(());
+            return Ok(Next::Closed);
         };
         if h.kind != Kind::Request {
             return Err(ProtocolError::Unexpected {
@@ -42,20 +86,20 @@ pub(super) fn serve(
                 wanted: "a request",
             });
         }
-        conn.read_payload_into(&h, &mut payload)?;
-        let decoded = Request::decode(h.op, &payload);
+        conn.read_payload_into(&h, &mut self.payload)?;
+        let decoded = Request::decode(h.op, &self.payload);
         if let Ok(Request::AttachSharedBuffer { size }) = decoded {
-            let reply = attach_shared(&conn, size).map(|b| shared = Some(b));
-            send_reply(&mut conn, &h, reply.map(|()| Response::Done))?;
-            continue;
+            let reply = attach_shared(conn, size).map(|b| self.shared = Some(b));
+            send_reply(conn, &h, reply.map(|()| Response::Done))?;
+            return Ok(Next::Open);
         }
         // Descriptors come only with AttachSharedBuffer: close any other.
         conn.stream().drop_fds();
         match decoded {
-            Ok(req) => handle(client, opts, &mut conn, shared.as_ref(), &h, req)?,
+            Ok(req) => handle(client, opts, conn, self.shared.as_ref(), &h, req)?,
             Err(why) => {
                 if OPS_WITH_BODY.contains(&h.op) {
-                    skip_body(&mut conn, h.id)?;
+                    skip_body(conn, h.id)?;
                 }
                 let err = S3Error::new(
                     ErrorCode::InvalidArgument,
@@ -70,7 +114,19 @@ pub(super) fn serve(
                 conn.flush_out()?;
             }
         }
+        Ok(Next::Open)
     }
+}
+
+/// Serves a connection on this thread until the client closes it.
+pub(super) fn serve(
+    client: &dyn S3Client,
+    opts: &GatewayOptions,
+    stream: Stream,
+) -> Result<(), ProtocolError> {
+    let mut session = Session::new(stream);
+    while let Next::Open = session.serve_one(client, opts)? {}
+    Ok(())
 }
 
 fn skip_body(conn: &mut Connection, id: u64) -> Result<(), ProtocolError> {

@@ -22,6 +22,12 @@ pub struct TestGateway {
 
 impl TestGateway {
     pub fn start(socket: Socket, etag: EtagPolicy) -> TestGateway {
+        Self::start_with(socket, etag, 0)
+    }
+
+    /// With `workers` > 0, the gateway serves from that many epoll workers
+    /// instead of a thread per connection.
+    pub fn start_with(socket: Socket, etag: EtagPolicy, workers: usize) -> TestGateway {
         let dir = match std::env::var_os("S3HPC_TEST_DIR").filter(|d| !d.is_empty()) {
             Some(d) => tempfile::tempdir_in(d),
             None => tempfile::tempdir(),
@@ -32,7 +38,7 @@ impl TestGateway {
             Socket::Unix => Address::Unix(dir.path().join("gw.sock")),
             Socket::Tcp => Address::Tcp("127.0.0.1:0".into()),
         };
-        let gateway = start_gateway(&root, &addr, etag);
+        let gateway = start_gateway(&root, &addr, etag, workers);
         let address = gateway.addresses()[0].to_string();
         TestGateway {
             gateway: Some(gateway),
@@ -56,11 +62,16 @@ impl TestGateway {
     pub fn restart(&mut self) {
         self.stop();
         let addr: Address = self.address.parse().unwrap();
-        self.gateway = Some(start_gateway(&self.root, &addr, EtagPolicy::Md5));
+        self.gateway = Some(start_gateway(&self.root, &addr, EtagPolicy::Md5, 0));
     }
 }
 
-fn start_gateway(root: &std::path::Path, addr: &Address, etag: EtagPolicy) -> Gateway {
+fn start_gateway(
+    root: &std::path::Path,
+    addr: &Address,
+    etag: EtagPolicy,
+    workers: usize,
+) -> Gateway {
     let config = StoreConfig {
         etag,
         durability: Durability::None,
@@ -68,6 +79,7 @@ fn start_gateway(root: &std::path::Path, addr: &Address, etag: EtagPolicy) -> Ga
     let store = Store::open(root, config).unwrap();
     let opts = GatewayOptions {
         log_errors: false,
+        workers,
         ..GatewayOptions::default()
     };
     Gateway::start(
