@@ -42,6 +42,22 @@ enum Command {
     /// and steadier ratios than one run with a 3 s stonewall in that time.
     /// Ctrl-C stops it and removes its data.
     Bench(BenchArgs),
+    /// Tables and figures from result files of `s3hpc bench --json`: writes
+    /// DIR/index.html (self-contained), each figure as PNG and SVG, and the
+    /// tables as Markdown; prints the IO500 comparison. Several files
+    /// combine into one report; same-named backends of different files are
+    /// told apart as `backend@label` (run.label, or the file's stem).
+    Report(ReportArgs),
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Result files (JSON, schema s3hpc-bench/1).
+    #[arg(required = true)]
+    results: Vec<PathBuf>,
+    /// Directory for index.html, the figures and the tables.
+    #[arg(short, long)]
+    output: PathBuf,
 }
 
 #[derive(Args)]
@@ -255,6 +271,9 @@ fn main() {
             suite: Some(Suite::Io500(a)),
         }) => io500_options(a, &stop)
             .and_then(|o| suite::run(&o, &mut std::io::stdout().lock()).map(|_| ())),
+        Command::Report(a) => {
+            s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())
+        }
     });
     if let Err(e) = r {
         if let Some(i) = e.downcast_ref::<Interrupted>() {
