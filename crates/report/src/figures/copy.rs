@@ -4,6 +4,7 @@
 use super::lines::{Line, LinePlot, Panel};
 use super::log_label;
 use super::sweep::median_points;
+use plotters::chart::SeriesLabelPosition;
 use crate::model::{distinct, Dataset, Row};
 
 pub fn plot(data: &Dataset) -> Option<LinePlot> {
@@ -39,6 +40,7 @@ pub fn plot(data: &Dataset) -> Option<LinePlot> {
             x_fmt: log_label,
             y_fmt: log_label,
             lines,
+            legend: SeriesLabelPosition::LowerRight,
         }],
         cols: 1,
         panel_size: (760, 440),

@@ -1,10 +1,13 @@
 //! Latency density per operation type and backend (seed 000, Fig. 8): one
 //! panel per phase, one smoothed curve per backend, log time axis. Each
-//! curve merges the histograms of all repetitions of that phase.
+//! curve merges the histograms of all repetitions of that phase. Benchmarks
+//! that vary a parameter within a phase (object size, workers) get a panel
+//! per value: merging 4 KiB and 256 MiB latencies would draw neither.
 
 use super::lines::{Line, LinePlot, Panel};
-use super::{log_label, time_label};
+use super::{bytes_label, log_label, time_label};
 use crate::kde;
+use plotters::chart::SeriesLabelPosition;
 use crate::model::{distinct, Dataset, Row};
 
 /// Panels per row.
@@ -17,6 +20,22 @@ fn histogram(r: &Row) -> Option<&[(f64, f64)]> {
         .as_ref()
         .map(|l| &l.histogram[..])
         .filter(|h| h.iter().any(|b| b.1 > 0.0))
+}
+
+/// The parameters that split a phase into panels, with their labels.
+const SPLITS: [(&str, fn(f64) -> String); 2] = [
+    ("object_size", bytes_label),
+    ("workers", |w| format!("{w} workers")),
+];
+
+/// The panel a row belongs to: its phase, and the value of a split.
+fn panel_key(r: &Row) -> (String, Option<u64>, String) {
+    for (field, label) in SPLITS {
+        if let Some(v) = r.extra(field) {
+            return (r.phase.clone(), Some(v.to_bits()), format!("{} {}", r.phase, label(v)));
+        }
+    }
+    (r.phase.clone(), None, r.phase.clone())
 }
 
 /// Benchmarks with at least one latency histogram, in file order.
@@ -34,10 +53,10 @@ pub fn plot(data: &Dataset, benchmark: &str) -> Option<LinePlot> {
         .benchmark(benchmark)
         .filter(|r| histogram(r).is_some())
         .collect();
-    let panels: Vec<Panel> = distinct(rows.iter().map(|r| r.phase.clone()))
+    let panels: Vec<Panel> = distinct(rows.iter().map(|r| panel_key(r)))
         .into_iter()
-        .map(|phase| {
-            let of_phase: Vec<&&Row> = rows.iter().filter(|r| r.phase == phase).collect();
+        .map(|key| {
+            let of_phase: Vec<&&Row> = rows.iter().filter(|r| panel_key(r) == key).collect();
             let curves: Vec<(usize, String, Vec<(f64, f64)>)> = data
                 .series
                 .iter()
@@ -74,7 +93,7 @@ pub fn plot(data: &Dataset, benchmark: &str) -> Option<LinePlot> {
                 })
                 .collect();
             Panel {
-                title: phase,
+                title: key.2,
                 x_label: "latency per operation".into(),
                 y_label: "density per decade".into(),
                 x_log: true,
@@ -82,6 +101,7 @@ pub fn plot(data: &Dataset, benchmark: &str) -> Option<LinePlot> {
                 x_fmt: time_label,
                 y_fmt: log_label,
                 lines,
+                legend: SeriesLabelPosition::UpperRight,
             }
         })
         .collect();

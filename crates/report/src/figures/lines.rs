@@ -21,7 +21,6 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
 }
 
-#[derive(Debug, Clone)]
 pub struct Panel {
     pub title: String,
     pub x_label: String,
@@ -31,6 +30,8 @@ pub struct Panel {
     pub x_fmt: fn(f64) -> String,
     pub y_fmt: fn(f64) -> String,
     pub lines: Vec<Line>,
+    /// Where the legend covers the least (rising curves: lower right).
+    pub legend: SeriesLabelPosition,
 }
 
 pub struct LinePlot {
@@ -148,7 +149,7 @@ where
             .label_font((FONT, 12))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.3))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(p.legend.clone())
             .draw()?;
     }
     Ok(())

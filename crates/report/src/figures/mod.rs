@@ -160,6 +160,19 @@ pub fn bytes_label(b: f64) -> String {
     }
 }
 
+/// Bytes in decimal units (`10 kB`, `1 MB`): log axes tick at powers of
+/// ten, which binary units would show as `9.8 KiB`.
+pub fn si_bytes_label(b: f64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB", "PB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    format!("{} {}", (v * 100.0).round() / 100.0, units[u])
+}
+
 /// Seconds as `10 µs`, `1 ms` (log axes of time).
 pub fn time_label(s: f64) -> String {
     let (v, unit) = if s >= 1.0 {
@@ -177,7 +190,9 @@ pub fn time_label(s: f64) -> String {
 
 /// A number on a log axis: `1e5` rather than `100000.0`.
 pub fn log_label(x: f64) -> String {
-    if (1e-2..1e4).contains(&x.abs()) {
+    if x == 0.0 {
+        "0".into()
+    } else if (1e-2..1e4).contains(&x.abs()) {
         format!("{}", (x * 1000.0).round() / 1000.0)
     } else {
         format!("{x:.0e}")
@@ -195,5 +210,7 @@ mod tests {
         assert_eq!(time_label(1e-5), "10 µs");
         assert_eq!(log_label(100000.0), "1e5");
         assert_eq!(log_label(10.0), "10");
+        assert_eq!(log_label(0.0), "0");
+        assert_eq!(si_bytes_label(1e5), "100 kB");
     }
 }

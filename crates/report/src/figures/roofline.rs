@@ -5,6 +5,7 @@
 
 use super::{color, grid_rows, log_label, panels, DrawResult, Plot, FONT};
 use crate::roofline::{Bound, Roof};
+use crate::tables::num;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -73,8 +74,8 @@ fn draw_roof<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, roof: &Roof) -> 
         )))?
         .label(format!(
             "roof: {} ops/s, {} MiB/s",
-            log_label(roof.peak_iops),
-            log_label(roof.peak_bandwidth / 1048576.0)
+            num(roof.peak_iops),
+            num(roof.peak_bandwidth / 1048576.0)
         ))
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
     for (bound, c) in [
@@ -94,8 +95,13 @@ fn draw_roof<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, roof: &Roof) -> 
             .label(bound.label())
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.filled()));
         chart.draw_series(of.iter().map(|p| {
+            let label = if p.1.benchmark == "io500" {
+                p.1.phase.clone()
+            } else {
+                format!("{} {}", p.1.benchmark, p.1.phase)
+            };
             Text::new(
-                p.1.phase.clone(),
+                label,
                 (p.0 * 1.15, p.1.rate),
                 (FONT, 10).into_font().color(&BLACK.mix(0.75)),
             )

@@ -3,7 +3,8 @@
 //! side. Each point is the median over repetitions.
 
 use super::lines::{Line, LinePlot, Panel};
-use super::{bytes_label, log_label};
+use super::{log_label, si_bytes_label};
+use plotters::chart::SeriesLabelPosition;
 use crate::model::{distinct, median, Dataset, Row};
 
 /// Points `(x, median y)` of the rows passing `keep`, by distinct `x`,
@@ -38,7 +39,7 @@ pub fn plot(data: &Dataset) -> Option<LinePlot> {
             y_label: "MiB/s".into(),
             x_log: true,
             y_log: true,
-            x_fmt: bytes_label,
+            x_fmt: si_bytes_label,
             y_fmt: log_label,
             lines: data
                 .series
@@ -53,6 +54,7 @@ pub fn plot(data: &Dataset) -> Option<LinePlot> {
                 })
                 .filter(|l| !l.points.is_empty())
                 .collect(),
+            legend: SeriesLabelPosition::LowerRight,
         })
         .collect();
     (!panels.is_empty()).then_some(LinePlot {
