@@ -4,8 +4,8 @@
 use super::lines::{Line, LinePlot, Panel};
 use super::log_label;
 use super::sweep::median_points;
-use plotters::chart::SeriesLabelPosition;
 use crate::model::{distinct, Dataset, Row};
+use plotters::chart::SeriesLabelPosition;
 
 pub fn plot(data: &Dataset) -> Option<LinePlot> {
     let workers = |r: &Row| r.extra("workers").filter(|w| *w > 0.0);

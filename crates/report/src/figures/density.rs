@@ -7,8 +7,8 @@
 use super::lines::{Line, LinePlot, Panel};
 use super::{bytes_label, log_label, time_label};
 use crate::kde;
-use plotters::chart::SeriesLabelPosition;
 use crate::model::{distinct, Dataset, Row};
+use plotters::chart::SeriesLabelPosition;
 
 /// Panels per row.
 const COLS: usize = 4;
@@ -32,7 +32,11 @@ const SPLITS: [(&str, fn(f64) -> String); 2] = [
 fn panel_key(r: &Row) -> (String, Option<u64>, String) {
     for (field, label) in SPLITS {
         if let Some(v) = r.extra(field) {
-            return (r.phase.clone(), Some(v.to_bits()), format!("{} {}", r.phase, label(v)));
+            return (
+                r.phase.clone(),
+                Some(v.to_bits()),
+                format!("{} {}", r.phase, label(v)),
+            );
         }
     }
     (r.phase.clone(), None, r.phase.clone())

@@ -127,18 +127,24 @@ where
     for l in &p.lines {
         let c = color(l.color);
         let style = c.stroke_width(2);
-        let anno = if l.dashed {
-            chart.draw_series(std::iter::once(DashedPathElement::new(
-                l.points.clone(),
-                6,
-                4,
-                style,
-            )))?
+        if l.dashed {
+            chart
+                .draw_series(std::iter::once(DashedPathElement::new(
+                    l.points.clone(),
+                    6,
+                    4,
+                    style,
+                )))?
+                .label(&l.label)
+                .legend(move |(x, y)| {
+                    DashedPathElement::new(vec![(x, y), (x + 20, y)], 5, 3, style)
+                });
         } else {
-            chart.draw_series(LineSeries::new(l.points.clone(), style))?
-        };
-        anno.label(&l.label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+            chart
+                .draw_series(LineSeries::new(l.points.clone(), style))?
+                .label(&l.label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
         if l.markers {
             chart.draw_series(l.points.iter().map(|&q| Circle::new(q, 3, c.filled())))?;
         }

@@ -4,8 +4,8 @@
 
 use super::lines::{Line, LinePlot, Panel};
 use super::{log_label, si_bytes_label};
-use plotters::chart::SeriesLabelPosition;
 use crate::model::{distinct, median, Dataset, Row};
+use plotters::chart::SeriesLabelPosition;
 
 /// Points `(x, median y)` of the rows passing `keep`, by distinct `x`,
 /// sorted by `x` (the sweep and copy figures share it).

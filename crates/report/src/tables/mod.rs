@@ -115,7 +115,10 @@ pub fn num(x: f64) -> String {
         return "-".into();
     }
     let a = x.abs();
-    if a != 0.0 && !(1e-3..1e9).contains(&a) {
+    if a == 0.0 {
+        return "0".into();
+    }
+    if !(1e-3..1e9).contains(&a) {
         return format!("{x:.3e}");
     }
     let digits = if a == 0.0 {
