@@ -52,13 +52,15 @@ pub fn run(inputs: &[PathBuf], out: &Path, stdout: &mut dyn Write) -> anyhow::Re
     std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("creating {}: {e}", out.display()))?;
     let sections = build(&data, out)?;
 
-    let comparison = sections.iter().find_map(|s| match s {
-        Section::Table(t) if t.title == tables::comparison::TITLE => Some(t),
-        _ => None,
-    });
-    if let Some(t) = comparison {
-        writeln!(stdout, "{}", t.to_text())?;
-        std::fs::write(out.join("comparison.md"), t.to_markdown())?;
+    // Every table as text, the IO500 comparison first (it is also the
+    // one Markdown file of its own).
+    for s in &sections {
+        if let Section::Table(t) = s {
+            writeln!(stdout, "{}", t.to_text())?;
+            if t.title == tables::comparison::TITLE {
+                std::fs::write(out.join("comparison.md"), t.to_markdown())?;
+            }
+        }
     }
     let all_tables: Vec<String> = sections
         .iter()
