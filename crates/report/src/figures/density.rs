@@ -10,6 +10,8 @@ use crate::kde;
 use crate::model::{distinct, Dataset, Row};
 use plotters::chart::SeriesLabelPosition;
 
+type Points = Vec<(f64, f64)>;
+
 /// Panels per row.
 const COLS: usize = 4;
 /// Points per curve.
@@ -23,7 +25,8 @@ fn histogram(r: &Row) -> Option<&[(f64, f64)]> {
 }
 
 /// The parameters that split a phase into panels, with their labels.
-const SPLITS: [(&str, fn(f64) -> String); 2] = [
+type Label = fn(f64) -> String;
+const SPLITS: [(&str, Label); 2] = [
     ("object_size", bytes_label),
     ("workers", |w| format!("{w} workers")),
 ];
@@ -61,7 +64,8 @@ pub fn plot(data: &Dataset, benchmark: &str) -> Option<LinePlot> {
         .into_iter()
         .map(|key| {
             let of_phase: Vec<&&Row> = rows.iter().filter(|r| panel_key(r) == key).collect();
-            let curves: Vec<(usize, String, Vec<(f64, f64)>)> = data
+            // (palette index, backend, merged histogram) per backend.
+            let curves: Vec<(usize, String, Points)> = data
                 .series
                 .iter()
                 .enumerate()

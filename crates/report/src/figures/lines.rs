@@ -1,7 +1,7 @@
 //! Panels of labelled lines, shared by the density, sweep and copy figures:
 //! each axis linear or logarithmic, one colour per backend.
 
-use super::{color, grid_rows, panels, DrawResult, Plot, FONT};
+use super::{color, grid_rows, legend, panels, DrawResult, Plot, FONT};
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -150,13 +150,7 @@ where
         }
     }
     if p.lines.iter().any(|l| !l.label.is_empty()) {
-        chart
-            .configure_series_labels()
-            .label_font((FONT, 12))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .position(p.legend.clone())
-            .draw()?;
+        legend(&mut chart, p.legend.clone())?;
     }
     Ok(())
 }

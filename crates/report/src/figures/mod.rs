@@ -8,7 +8,7 @@ pub mod radar;
 pub mod roofline;
 pub mod sweep;
 
-use plotters::coord::Shift;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use std::path::Path;
 use std::sync::Once;
@@ -93,35 +93,41 @@ pub fn render<P: Plot>(
     register_font();
     let size = plot.size();
     let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        root.fill(&WHITE)
-            .map_err(DrawError::from)
-            .map_err(fail(name))?;
-        plot.draw(&root).map_err(fail(name))?;
-        root.present()
-            .map_err(DrawError::from)
-            .map_err(fail(name))?;
-    }
+    draw_on(plot, SVGBackend::with_string(&mut svg, size)).map_err(fail(name))?;
     std::fs::write(dir.join(format!("{name}.svg")), &svg)
         .map_err(|e| anyhow::anyhow!("writing {name}.svg: {e}"))?;
     let png = dir.join(format!("{name}.png"));
-    {
-        let root = BitMapBackend::new(&png, size).into_drawing_area();
-        root.fill(&WHITE)
-            .map_err(DrawError::from)
-            .map_err(fail(name))?;
-        plot.draw(&root).map_err(fail(name))?;
-        root.present()
-            .map_err(DrawError::from)
-            .map_err(fail(name))?;
-    }
+    draw_on(plot, BitMapBackend::new(&png, size)).map_err(fail(name))?;
     Ok(Figure {
         name: name.into(),
         title: title.into(),
         caption: caption.into(),
         svg,
     })
+}
+
+/// One complete drawing on a white background.
+fn draw_on<P: Plot, DB: DrawingBackend>(plot: &P, backend: DB) -> DrawResult {
+    let root = backend.into_drawing_area();
+    root.fill(&WHITE)?;
+    plot.draw(&root)?;
+    root.present()?;
+    Ok(())
+}
+
+/// The legend, in one style for every figure.
+pub fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .label_font((FONT, 12))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .position(at)
+        .draw()?;
+    Ok(())
 }
 
 fn fail(name: &str) -> impl Fn(DrawError) -> anyhow::Error + '_ {

@@ -3,7 +3,7 @@
 //! has no polar chart, so this draws rings, spokes and polygons as elements
 //! on a square cartesian plane.
 
-use super::{color, DrawResult, Plot, FONT};
+use super::{color, legend, DrawResult, Plot, FONT};
 use crate::model::{distinct, Dataset};
 use crate::tables::comparison::io500_summary;
 use plotters::coord::Shift;
@@ -154,13 +154,7 @@ impl Plot for Radar {
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], c.filled()));
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
         }
-        chart
-            .configure_series_labels()
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.3))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 //! bounds it. Phases that move no data have no intensity and appear only in
 //! the table.
 
-use super::{color, grid_rows, log_label, panels, DrawResult, Plot, FONT};
+use super::{color, grid_rows, legend, log_label, panels, DrawResult, Plot, FONT};
 use crate::roofline::{Bound, Roof};
 use crate::tables::num;
 use plotters::coord::Shift;
@@ -107,12 +107,6 @@ fn draw_roof<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, roof: &Roof) -> 
             )
         }))?;
     }
-    chart
-        .configure_series_labels()
-        .label_font((FONT, 12))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()?;
+    legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     Ok(())
 }
