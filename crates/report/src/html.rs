@@ -22,7 +22,7 @@ pub enum Section {
 const STYLE: &str = "body{font-family:'DejaVu Sans',sans-serif;margin:2em auto;max-width:1700px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}caption{text-align:left;font-weight:bold;padding:.3em 0}
 th,td{border:1px solid #ccc;padding:.2em .6em;text-align:right;font-variant-numeric:tabular-nums}
-th[scope=row],thead th:first-child{text-align:left}thead th{background:#f3f3f3}
+th.t,td.t{text-align:left}thead th{background:#f3f3f3}
 figure{margin:1.5em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 .note{color:#555;font-size:.9em}.skipped{color:#8a4b00}";
 
@@ -48,9 +48,27 @@ pub fn page(data: &Dataset, sections: &[Section]) -> String {
         }
         body.push_str("</ul>\n");
     }
+    body.push_str("<nav><h2>Contents</h2>\n<ul>\n");
+    for s in sections {
+        let (id, title) = match s {
+            Section::Table(t) => (slug(&t.title), &t.title),
+            Section::Figure(f) => (f.name.clone(), &f.title),
+            Section::Skipped { .. } => continue,
+        };
+        body.push_str(&format!(
+            "<li><a href=\"#{}\">{}</a></li>\n",
+            escape_html(&id),
+            escape_html(title)
+        ));
+    }
+    body.push_str("</ul>\n</nav>\n");
     for s in sections {
         match s {
-            Section::Table(t) => body.push_str(&t.to_html()),
+            Section::Table(t) => body.push_str(&format!(
+                "<section id=\"{}\">\n{}</section>\n",
+                escape_html(&slug(&t.title)),
+                t.to_html()
+            )),
             Section::Figure(f) => body.push_str(&figure(f)),
             Section::Skipped { .. } => {}
         }
@@ -60,6 +78,16 @@ pub fn page(data: &Dataset, sections: &[Section]) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>s3hpc report</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n{body}</body>\n</html>\n"
     )
+}
+
+/// An id from a title: lower-case letters and digits, `-` between words.
+fn slug(title: &str) -> String {
+    let words: Vec<String> = title
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    format!("table-{}", words.join("-"))
 }
 
 fn figure(f: &Figure) -> String {

@@ -5,8 +5,8 @@ pub mod benchmarks;
 pub mod comparison;
 pub mod roofline;
 
-/// A titled grid of cells. The first column is left-aligned, the others
-/// right-aligned (they hold numbers).
+/// A titled grid of cells. Columns of numbers are right-aligned, the
+/// others (and always the first) left-aligned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     pub title: String,
@@ -17,6 +17,20 @@ pub struct Table {
 }
 
 impl Table {
+    /// Whether column `c` holds numbers (each cell starts with one, or is
+    /// `-`), so it aligns right.
+    fn numeric(&self, c: usize) -> bool {
+        c > 0
+            && self.rows.iter().all(|r| {
+                let cell = r.get(c).map_or("-", String::as_str);
+                cell == "-"
+                    || cell
+                        .split_whitespace()
+                        .next()
+                        .is_some_and(|w| w.parse::<f64>().is_ok())
+            })
+    }
+
     pub fn to_text(&self) -> String {
         let widths: Vec<usize> = (0..self.headers.len())
             .map(|c| {
@@ -33,10 +47,10 @@ impl Table {
                 .enumerate()
                 .map(|(c, w)| {
                     let s = cells.get(c).map_or("", String::as_str);
-                    if c == 0 {
-                        format!("{s:<w$}")
-                    } else {
+                    if self.numeric(c) {
                         format!("{s:>w$}")
+                    } else {
+                        format!("{s:<w$}")
                     }
                 })
                 .collect();
@@ -64,7 +78,13 @@ impl Table {
         };
         let mut out = format!("### {}\n\n{}", self.title, row(&self.headers));
         let align: Vec<String> = (0..self.headers.len())
-            .map(|c| if c == 0 { ":--".into() } else { "--:".into() })
+            .map(|c| {
+                if self.numeric(c) {
+                    "--:".into()
+                } else {
+                    ":--".into()
+                }
+            })
             .collect();
         out.push_str(&row(&align));
         for r in &self.rows {
@@ -81,15 +101,21 @@ impl Table {
             "<table>\n<caption>{}</caption>\n<thead><tr>",
             escape_html(&self.title)
         );
-        for h in &self.headers {
-            out.push_str(&format!("<th>{}</th>", escape_html(h)));
+        let class = |c: usize| if self.numeric(c) { "" } else { " class=\"t\"" };
+        for (c, h) in self.headers.iter().enumerate() {
+            out.push_str(&format!("<th{}>{}</th>", class(c), escape_html(h)));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
         for r in &self.rows {
             out.push_str("<tr>");
             for (c, cell) in r.iter().enumerate() {
-                let tag = if c == 0 { "th scope=\"row\"" } else { "td" };
-                out.push_str(&format!("<{tag}>{}</{}>", escape_html(cell), &tag[..2]));
+                let tag = if c == 0 { "th" } else { "td" };
+                let scope = if c == 0 { " scope=\"row\"" } else { "" };
+                out.push_str(&format!(
+                    "<{tag}{scope}{}>{}</{tag}>",
+                    class(c),
+                    escape_html(cell)
+                ));
             }
             out.push_str("</tr>\n");
         }
@@ -177,6 +203,13 @@ mod tests {
             .contains("| a | b\\|c |\n| :-- | --: |\n| x<y | 1 |\n"));
         assert!(t
             .to_html()
-            .contains("<th scope=\"row\">x&lt;y</th><td>1</td>"));
+            .contains("<th scope=\"row\" class=\"t\">x&lt;y</th><td>1</td>"));
+        // Words align left.
+        let words = Table {
+            rows: vec![vec!["x".into(), "IOPS-bound".into()]],
+            ..t
+        };
+        assert_eq!(words.to_text(), "T\na  b|c\nx  IOPS-bound\nn\n");
+        assert!(words.to_markdown().contains("| :-- | :-- |"));
     }
 }
