@@ -104,9 +104,22 @@ fn field_f64(r: &Value, key: &str) -> Option<f64> {
     r.get(key).and_then(Value::as_f64)
 }
 
+/// A required number. `null` is accepted as "not a number": serde_json
+/// writes a NaN (a rate over zero time) as `null`, and one such cell should
+/// show as `-` rather than reject the whole file.
+fn number(r: &Value, key: &str) -> Result<f64, String> {
+    match r.get(key) {
+        Some(Value::Null) => Ok(f64::NAN),
+        Some(v) => v
+            .as_f64()
+            .ok_or_else(|| format!("field \"{key}\" is not a number")),
+        None => Err(format!("missing number field \"{key}\"")),
+    }
+}
+
 fn row(r: &Value) -> Result<Row, String> {
     let obj = r.as_object().ok_or("not an object")?;
-    let value = field_f64(r, "value").ok_or("missing number field \"value\"")?;
+    let value = number(r, "value")?;
     Ok(Row {
         benchmark: field_str(r, "benchmark")?,
         backend: field_str(r, "backend")?,
@@ -170,8 +183,7 @@ fn summary_rows(
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let median = field_f64(r, "median")
-                .ok_or_else(|| format!("{key}[{i}]: missing number field \"median\""))?;
+            let median = number(r, "median").map_err(|e| format!("{key}[{i}]: {e}"))?;
             Ok(SummaryRow {
                 benchmark: r
                     .get("benchmark")

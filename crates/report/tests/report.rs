@@ -325,6 +325,21 @@ fn the_file_stem_labels_a_run_without_a_label() {
 }
 
 #[test]
+fn a_null_value_shows_as_a_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = json(&fixture("io500-posix-embedded.json"));
+    doc["summary"][0]["median"] = Value::Null;
+    let p = dir.path().join("nan.json");
+    std::fs::write(&p, doc.to_string()).unwrap();
+    let (out, _, _) = report(&[p]);
+    let md = std::fs::read_to_string(out.path().join("comparison.md")).unwrap();
+    let (_, _, rows) = &markdown_tables(&md)[0];
+    let name = doc["summary"][0]["phase"].as_str().unwrap();
+    let row = rows.iter().find(|r| r[0] == name).unwrap();
+    assert!(row.contains(&"-".to_string()), "{row:?}");
+}
+
+#[test]
 fn bad_input_names_the_file_and_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, text: &str| {
@@ -358,6 +373,13 @@ fn bad_input_names_the_file_and_the_problem() {
                 r#"{"schema": "s3hpc-bench/1", "results": 3}"#,
             ),
             "\"results\" must be an array",
+        ),
+        (
+            write(
+                "badvalue.json",
+                r#"{"schema": "s3hpc-bench/1", "results": [{"benchmark": "io500", "backend": "posix", "phase": "find", "value": "fast"}]}"#,
+            ),
+            "results[0]: field \"value\" is not a number",
         ),
         (dir.path().join("missing.json"), "cannot read"),
     ];
