@@ -44,7 +44,7 @@ enum Command {
     Bench(BenchArgs),
     /// Tables and figures from result files of `s3hpc bench --json`: writes
     /// DIR/index.html (self-contained), each figure as PNG and SVG, and the
-    /// tables as Markdown; prints the IO500 comparison. Several files
+    /// tables as Markdown; prints the tables. Several files
     /// combine into one report; same-named backends of different files are
     /// told apart as `backend@label` (run.label, or the file's stem).
     Report(ReportArgs),
@@ -53,10 +53,10 @@ enum Command {
 #[derive(Args)]
 struct ReportArgs {
     /// Result files (JSON, schema s3hpc-bench/1).
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "RESULTS.json")]
     results: Vec<PathBuf>,
     /// Directory for index.html, the figures and the tables.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "DIR")]
     output: PathBuf,
 }
 

@@ -89,7 +89,7 @@ impl Plot for Radar {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         let (outer, step) = self.extent();
-        let lim = outer * 1.45;
+        let lim = outer * 1.3;
         let mut chart = ChartBuilder::on(root)
             .caption("% of POSIX per IO500 phase", (FONT, 20))
             .margin(10)
