@@ -101,7 +101,8 @@ fn figure(f: &Figure) -> String {
     )
 }
 
-/// The files of the report and what each run was.
+/// The files of the report and what each run was: where, when, and the
+/// settings a reader needs before comparing two runs.
 pub fn runs_table(data: &Dataset) -> Table {
     let get = |v: &Value, k: &str| match v.get(k) {
         Some(Value::String(s)) => s.clone(),
@@ -125,6 +126,10 @@ pub fn runs_table(data: &Dataset) -> Table {
                 get(&r.meta, "host"),
                 get(&r.meta, "start_time"),
                 get(&r.meta, "filesystem"),
+                get(&r.meta, "ranks"),
+                get(&r.meta, "stonewall_seconds"),
+                get(&r.meta, "repeat"),
+                format!("{} / {}", get(&r.meta, "durability"), get(&r.meta, "etag")),
                 backends.join(", "),
                 r.rows.len().to_string(),
             ]
@@ -138,6 +143,10 @@ pub fn runs_table(data: &Dataset) -> Table {
             "host",
             "start",
             "file system",
+            "ranks",
+            "stonewall (s)",
+            "repetitions",
+            "durability / ETag",
             "backends",
             "rows",
         ]
