@@ -48,6 +48,22 @@ enum Command {
     /// on Unix and/or TCP sockets. Runs until SIGINT or SIGTERM, then
     /// finishes the requests in flight and removes its socket files.
     Serve(serve::ServeArgs),
+    /// Tables and figures from result files of `s3hpc bench --json`: writes
+    /// DIR/index.html (self-contained), each figure as PNG and SVG, and the
+    /// tables as Markdown; prints the tables. Several files
+    /// combine into one report; same-named backends of different files are
+    /// told apart as `backend@label` (run.label, or the file's stem).
+    Report(ReportArgs),
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Result files (JSON, schema s3hpc-bench/1).
+    #[arg(required = true, value_name = "RESULTS.json")]
+    results: Vec<PathBuf>,
+    /// Directory for index.html, the figures and the tables.
+    #[arg(short, long, value_name = "DIR")]
+    output: PathBuf,
 }
 
 #[derive(Args)]
@@ -274,6 +290,9 @@ fn main() {
         }) => io500_options(a, &stop)
             .and_then(|o| suite::run(&o, &mut std::io::stdout().lock()).map(|_| ())),
         Command::Serve(a) => serve::run(a, &stop),
+        Command::Report(a) => {
+            s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())
+        }
     });
     if let Err(e) = r {
         if let Some(i) = e.downcast_ref::<Interrupted>() {
