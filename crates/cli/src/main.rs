@@ -15,6 +15,17 @@ use std::time::Duration;
 
 mod serve;
 
+/// Like `eprintln!`, but a closed stderr is ignored rather than a panic: a
+/// server or a signal thread must outlive the terminal or the parent that
+/// started it.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// The no-argument run: two repetitions with a 1.5 s stonewall rather than
 /// one with 3 s. Both take the same time (about 45 s on 2 cores, ext4 /tmp),
 /// but measured three times each, the per-phase embedded/posix ratios of the
@@ -258,7 +269,7 @@ fn stop_on_signals(stop: &Stop, serving: bool) -> anyhow::Result<()> {
         .spawn(move || {
             for sig in signals.forever() {
                 if stop.requested().is_some() {
-                    eprintln!(
+                    say!(
                         "s3hpc: {} again: quitting at once; the run directory is left as it is",
                         signal_name(sig)
                     );
@@ -267,7 +278,7 @@ fn stop_on_signals(stop: &Stop, serving: bool) -> anyhow::Result<()> {
                 stop.request(sig);
                 // The server says itself what it does next.
                 if !serving {
-                    eprintln!(
+                    say!(
                         "s3hpc: {} received: stopping at the next operation and removing the \
                          run directory (send it again to quit at once and leave the data)",
                         signal_name(sig)

@@ -63,7 +63,7 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     let client = Arc::new(EmbeddedClient::new(Arc::new(store)));
     let gateway = Gateway::start(client, &a.rpc, opts).context("starting the gateway")?;
     let listening: Vec<String> = gateway.addresses().iter().map(|a| a.to_string()).collect();
-    eprintln!(
+    crate::say!(
         "s3hpc serve: {} (etag {}, durability {}; {swept} stale temporaries removed), \
          listening on {}",
         a.data.display(),
@@ -75,11 +75,11 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(50));
     }
     let sig = stop.requested().unwrap_or(0);
-    eprintln!(
+    crate::say!(
         "s3hpc serve: {} received: finishing the requests in flight",
         signal_name(sig)
     );
     gateway.stop();
-    eprintln!("s3hpc serve: stopped");
+    crate::say!("s3hpc serve: stopped");
     Ok(())
 }

@@ -19,6 +19,15 @@ struct Server {
     banner: String,
 }
 
+/// A failing test must not leave its server running (it would hold the
+/// test's output pipes open, and the test command would never end).
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn serve(data: &Path, args: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
         .arg("serve")

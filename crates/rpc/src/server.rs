@@ -312,7 +312,10 @@ fn accept_loop(shared: &Arc<Shared>, l: Listener) {
 impl Shared {
     fn log(&self, msg: std::fmt::Arguments<'_>) {
         if self.opts.log_errors {
-            eprintln!("s3hpc gateway: {msg}");
+            // A closed stderr must not take the gateway down (eprintln!
+            // panics when it cannot write).
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "s3hpc gateway: {msg}");
         }
     }
 
