@@ -4,7 +4,7 @@
 
 use crate::storage::{PosixStorage, S3Mode, S3Storage, StorageApi};
 use anyhow::Context;
-use s3hpc_client::EmbeddedClient;
+use s3hpc_client::{EmbeddedClient, S3Client};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
 use std::path::Path;
 use std::sync::Arc;
@@ -78,6 +78,23 @@ impl Backend {
         Ok(match self {
             Backend::Posix => Arc::new(PosixStorage::new(dir, cfg.durability)?),
             Backend::Embedded => {
+                let client = self.s3_client(dir, cfg)?.expect("an S3 backend");
+                Arc::new(S3Storage::new(client, cfg.s3_mode, BUCKET))
+            }
+        })
+    }
+
+    /// The S3 client of an S3 backend over `dir` (`None` for posix), for
+    /// benchmarks that speak S3 directly rather than through `StorageApi`
+    /// (warp, kv, copy, sweep, visibility).
+    pub fn s3_client(
+        self,
+        dir: &Path,
+        cfg: &BackendConfig,
+    ) -> anyhow::Result<Option<Arc<dyn S3Client>>> {
+        Ok(match self {
+            Backend::Posix => None,
+            Backend::Embedded => {
                 let store = Store::open(
                     dir,
                     StoreConfig {
@@ -86,8 +103,7 @@ impl Backend {
                     },
                 )
                 .with_context(|| format!("opening the engine on {}", dir.display()))?;
-                let client = Arc::new(EmbeddedClient::new(Arc::new(store)));
-                Arc::new(S3Storage::new(client, cfg.s3_mode, BUCKET))
+                Some(Arc::new(EmbeddedClient::new(Arc::new(store))))
             }
         })
     }

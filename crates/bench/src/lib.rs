@@ -8,8 +8,10 @@
 
 pub mod backend;
 pub mod comm;
+pub mod harness;
 pub mod io500;
 pub mod latency;
+pub mod mdworkbench;
 pub mod output;
 pub mod pattern;
 pub mod rundir;

@@ -1,0 +1,166 @@
+//! The benchmark subcommands beyond IO500 (mdworkbench, warp, kv, copy,
+//! sweep, visibility, all): their arguments and the hand-off to
+//! `s3hpc_bench::harness`. They share `CommonArgs`.
+
+use crate::{parse_backends, parse_size, BackendList};
+use clap::{Args, Subcommand};
+use s3hpc_bench::backend::BackendConfig;
+use s3hpc_bench::harness::{self, Benchmark, HarnessOptions};
+use s3hpc_bench::mdworkbench::layout::DatasetMode;
+use s3hpc_bench::mdworkbench::{MdWorkbench, MdwParams, Phases};
+use s3hpc_bench::stop::Stop;
+use s3hpc_store::{Durability, EtagPolicy};
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum BreadthSuite {
+    /// MD-Workbench: datasets of small objects used as FIFOs (precreate,
+    /// benchmark iterations of stat/read/delete/create, cleanup), printed
+    /// in md-workbench's format.
+    Mdworkbench(MdwArgs),
+}
+
+/// Options every benchmark subcommand takes.
+#[derive(Args, Clone)]
+pub struct CommonArgs {
+    /// Backends to run, in order: posix, embedded.
+    #[arg(long, default_value = "posix,embedded", value_parser = parse_backends)]
+    backends: BackendList,
+    /// Directory to work in (on the file system to measure); it must be
+    /// empty or absent. Default: a fresh temporary directory, removed after.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Write every result row as JSON to this file (atomically).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Free text stored as `run.label` in the JSON.
+    #[arg(long)]
+    label: Option<String>,
+    /// Ranks (threads); default: the number of cores.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    ranks: Option<u64>,
+    /// ETag policy of the engine: md5 or fast.
+    #[arg(long, default_value = "fast")]
+    etag: EtagPolicy,
+    /// none trusts the page cache; fsync makes every write durable.
+    #[arg(long, default_value = "none")]
+    durability: Durability,
+    /// Keep the run directory and its data.
+    #[arg(long)]
+    keep: bool,
+    /// Work in a fresh subdirectory of a non-empty --dir.
+    #[arg(long)]
+    allow_nonempty: bool,
+    /// Seed of the data pattern (default: from the clock).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+impl CommonArgs {
+    fn options(&self, stop: &Stop) -> HarnessOptions {
+        let mut o = HarnessOptions::new();
+        o.backends = self.backends.0.clone();
+        o.dir = self.dir.clone();
+        o.json = self.json.clone();
+        o.label = self.label.clone();
+        if let Some(r) = self.ranks {
+            o.ranks = r as usize;
+        }
+        o.config = BackendConfig {
+            etag: self.etag,
+            durability: self.durability,
+            ..BackendConfig::default()
+        };
+        o.keep = self.keep;
+        o.allow_nonempty = self.allow_nonempty;
+        if let Some(s) = self.seed {
+            o.seed = s;
+        }
+        o.stop = stop.clone();
+        o
+    }
+}
+
+#[derive(Args)]
+pub struct MdwArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Datasets per rank.
+    #[arg(short = 'D', long = "datasets", default_value_t = 10)]
+    datasets: usize,
+    /// Objects per dataset per iteration.
+    #[arg(short = 'I', long = "objects", default_value_t = 1000)]
+    objects: u64,
+    /// Objects precreated per dataset (at least -I).
+    #[arg(short = 'P', long = "precreate", default_value_t = 3000)]
+    precreate: u64,
+    /// Object size in bytes (suffixes k, m).
+    #[arg(short = 'S', long = "size", default_value = "3901", value_parser = parse_size)]
+    size: u64,
+    /// Rank offset: dataset d is read from rank - O*(d+1) and written to
+    /// rank + O*(d+1).
+    #[arg(short = 'O', long = "offset", default_value_t = 1)]
+    offset: usize,
+    /// Benchmark iterations.
+    #[arg(short = 'R', long = "iterations", default_value_t = 3)]
+    iterations: usize,
+    /// Run the precreate phase (with -2/-3: only the phases given).
+    #[arg(short = '1', long = "precreate-phase")]
+    phase1: bool,
+    /// Run the benchmark phase.
+    #[arg(short = '2', long = "benchmark-phase")]
+    phase2: bool,
+    /// Run the cleanup phase. Without it the set and the run directory are
+    /// kept for later runs (--reuse).
+    #[arg(short = '3', long = "cleanup-phase")]
+    phase3: bool,
+    /// S3 backends: single-bucket (datasets are key prefixes) or
+    /// bucket-per-dataset.
+    #[arg(long, default_value = "single-bucket")]
+    dataset_mode: DatasetMode,
+    /// Run on the set a run without -3 kept: the run directory it printed.
+    #[arg(long)]
+    reuse: Option<PathBuf>,
+}
+
+impl MdwArgs {
+    fn benchmark(&self) -> MdWorkbench {
+        let any = self.phase1 || self.phase2 || self.phase3;
+        MdWorkbench {
+            params: MdwParams {
+                datasets: self.datasets,
+                per_iteration: self.objects,
+                precreate: self.precreate,
+                size: self.size as usize,
+                offset: self.offset,
+                iterations: self.iterations,
+                phases: if any {
+                    Phases {
+                        precreate: self.phase1,
+                        benchmark: self.phase2,
+                        cleanup: self.phase3,
+                    }
+                } else {
+                    Phases::ALL
+                },
+                dataset_mode: self.dataset_mode,
+            },
+        }
+    }
+}
+
+pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
+    let out = &mut std::io::stdout().lock();
+    match suite {
+        BreadthSuite::Mdworkbench(a) => {
+            let b = a.benchmark();
+            b.params.validate()?;
+            let mut o = a.common.options(stop);
+            o.reuse = a.reuse.clone();
+            // A set without cleanup is kept for the next run.
+            o.keep |= !b.params.phases.cleanup;
+            harness::run(&o, &[&b as &dyn Benchmark], out)?;
+        }
+    }
+    Ok(())
+}
