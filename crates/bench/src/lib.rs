@@ -20,3 +20,4 @@ pub mod stop;
 pub mod storage;
 pub mod suite;
 pub mod summary;
+pub mod warp;

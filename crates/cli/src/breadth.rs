@@ -9,8 +9,11 @@ use s3hpc_bench::harness::{self, Benchmark, HarnessOptions};
 use s3hpc_bench::mdworkbench::layout::DatasetMode;
 use s3hpc_bench::mdworkbench::{MdWorkbench, MdwParams, Phases};
 use s3hpc_bench::stop::Stop;
+use s3hpc_bench::warp::schedule::Distribution;
+use s3hpc_bench::warp::{Warp, WarpMode, WarpParams};
 use s3hpc_store::{Durability, EtagPolicy};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Subcommand)]
 pub enum BreadthSuite {
@@ -18,6 +21,10 @@ pub enum BreadthSuite {
     /// benchmark iterations of stat/read/delete/create, cleanup), printed
     /// in md-workbench's format.
     Mdworkbench(MdwArgs),
+    /// warp's mixed (GET/STAT/PUT/DELETE in exact proportions) or get
+    /// workload: time-boxed, with warp's report (obj/s, MiB/s, per-op
+    /// percentiles, TTFB, per-second throughput).
+    Warp(WarpArgs),
 }
 
 /// Options every benchmark subcommand takes.
@@ -149,6 +156,75 @@ impl MdwArgs {
     }
 }
 
+#[derive(Args, Clone)]
+pub struct WarpArgs {
+    /// The workload: mixed or get.
+    mode: WarpMode,
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    opts: WarpOpts,
+}
+
+/// warp's options (shared by `bench warp` and `bench all`).
+#[derive(Args, Clone)]
+pub struct WarpOpts {
+    /// Seconds to run (after the prepare step).
+    #[arg(long = "duration", default_value_t = 5.0)]
+    warp_duration: f64,
+    /// Concurrent operations (threads).
+    #[arg(long = "concurrent", default_value_t = 4)]
+    concurrent: usize,
+    /// Object size (suffixes k, m, g).
+    #[arg(long = "obj-size", default_value = "1m", value_parser = parse_size)]
+    obj_size: u64,
+    /// Objects uploaded before the run (the pool).
+    #[arg(long = "objects", default_value_t = 200)]
+    warp_objects: usize,
+    /// mixed: relative weight of GETs.
+    #[arg(long, default_value_t = 45.0)]
+    get_distrib: f64,
+    /// mixed: relative weight of STATs.
+    #[arg(long, default_value_t = 30.0)]
+    stat_distrib: f64,
+    /// mixed: relative weight of PUTs.
+    #[arg(long, default_value_t = 15.0)]
+    put_distrib: f64,
+    /// mixed: relative weight of DELETEs (at most that of PUTs).
+    #[arg(long, default_value_t = 10.0)]
+    delete_distrib: f64,
+    /// get: random ranged GETs instead of whole objects.
+    #[arg(long)]
+    range: bool,
+    /// Stop after this many operations even before --duration.
+    #[arg(long)]
+    max_ops: Option<u64>,
+}
+
+impl WarpOpts {
+    fn benchmark(&self, mode: WarpMode) -> anyhow::Result<Warp> {
+        anyhow::ensure!(
+            self.warp_duration.is_finite() && self.warp_duration > 0.0,
+            "--duration must be a positive number of seconds"
+        );
+        let mut p = WarpParams::new(mode);
+        p.duration = Duration::from_secs_f64(self.warp_duration.min(1e6));
+        p.concurrency = self.concurrent;
+        p.object_size = self.obj_size;
+        p.objects = self.warp_objects;
+        p.distribution = Distribution {
+            get: self.get_distrib,
+            stat: self.stat_distrib,
+            put: self.put_distrib,
+            delete: self.delete_distrib,
+        };
+        p.range = self.range;
+        p.max_ops = self.max_ops;
+        p.validate()?;
+        Ok(Warp { params: p })
+    }
+}
+
 pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
     let out = &mut std::io::stdout().lock();
     match suite {
@@ -160,6 +236,10 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
             // A set without cleanup is kept for the next run.
             o.keep |= !b.params.phases.cleanup;
             harness::run(&o, &[&b as &dyn Benchmark], out)?;
+        }
+        BreadthSuite::Warp(a) => {
+            let b = a.opts.benchmark(a.mode)?;
+            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
         }
     }
     Ok(())

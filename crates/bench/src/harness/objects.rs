@@ -20,6 +20,11 @@ use std::time::{Duration, Instant};
 /// Objects are generated and verified in chunks of this size.
 pub const CHUNK: usize = 1 << 20;
 
+/// The pattern length (`Pattern::new`) objects of `size` bytes need.
+pub fn pattern_len(size: u64) -> usize {
+    size.min(CHUNK as u64) as usize
+}
+
 /// The bucket the object benchmarks use on S3 backends.
 pub const BUCKET: &str = "bench";
 
