@@ -12,6 +12,7 @@ pub mod harness;
 pub mod io500;
 pub mod latency;
 pub mod mdworkbench;
+pub mod objbench;
 pub mod output;
 pub mod pattern;
 pub mod rundir;

@@ -8,6 +8,11 @@ use s3hpc_bench::backend::BackendConfig;
 use s3hpc_bench::harness::{self, Benchmark, HarnessOptions};
 use s3hpc_bench::mdworkbench::layout::DatasetMode;
 use s3hpc_bench::mdworkbench::{MdWorkbench, MdwParams, Phases};
+use s3hpc_bench::objbench;
+use s3hpc_bench::objbench::copy::{Copy, CopyParams};
+use s3hpc_bench::objbench::kv::{Kv, KvParams};
+use s3hpc_bench::objbench::sweep::{Sweep, SweepParams};
+use s3hpc_bench::objbench::visibility::{Visibility, VisibilityParams};
 use s3hpc_bench::stop::Stop;
 use s3hpc_bench::warp::schedule::Distribution;
 use s3hpc_bench::warp::{Warp, WarpMode, WarpParams};
@@ -25,6 +30,102 @@ pub enum BreadthSuite {
     /// workload: time-boxed, with warp's report (obj/s, MiB/s, per-op
     /// percentiles, TTFB, per-second throughput).
     Warp(WarpArgs),
+    /// Key-value latency: consecutive put, list, get, head, head of missing
+    /// keys and delete on N keys per value size; median and stddev per op.
+    Kv(KvArgs),
+    /// Copy scaling: 1..N workers each moving one large object in and out.
+    Copy(CopyArgs),
+    /// Write and read throughput against object size (1 KiB to 128 MiB).
+    Sweep(SweepArgs),
+    /// Delay until files written through the file system are visible over
+    /// the backend.
+    Visibility(VisibilityArgs),
+    /// Every benchmark in sequence (mdworkbench, warp mixed and get, kv,
+    /// sweep, copy, visibility) on short defaults, into one results file.
+    All(AllArgs),
+}
+
+#[derive(Args)]
+pub struct KvArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Keys per value size.
+    #[arg(long, default_value_t = 1000)]
+    keys: u64,
+    /// Value sizes (comma-separated, suffixes k, m).
+    #[arg(long, default_value = "64,4k,64k", value_parser = parse_size_list)]
+    value_sizes: SizeList,
+}
+
+#[derive(Args)]
+pub struct CopyArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Worker counts to run (comma-separated).
+    #[arg(long, default_value = "1,2,4", value_parser = parse_size_list)]
+    workers: SizeList,
+    /// Size of each worker's object (suffixes k, m, g).
+    #[arg(long = "obj-size", default_value = "32m", value_parser = parse_size)]
+    obj_size: u64,
+    /// Drop the page cache before the reads (needs root; recorded per row).
+    #[arg(long)]
+    drop_caches: bool,
+}
+
+#[derive(Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Object sizes (comma-separated, suffixes k, m, g).
+    #[arg(long, default_value = "1k,4k,16k,64k,256k,1m,4m,16m,64m,128m", value_parser = parse_size_list)]
+    sizes: SizeList,
+    /// Bytes written per size (at least one object per rank).
+    #[arg(long, default_value = "32m", value_parser = parse_size)]
+    bytes_per_size: u64,
+    /// Time limit of each size's write phase, in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    seconds_per_size: f64,
+}
+
+#[derive(Args)]
+pub struct VisibilityArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Objects to write and poll for.
+    #[arg(long, default_value_t = 100)]
+    objects: u64,
+    /// Object size (suffixes k, m).
+    #[arg(long = "obj-size", default_value = "64k", value_parser = parse_size)]
+    obj_size: u64,
+    /// Seconds an object may take to appear before the run fails.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+}
+
+#[derive(Args)]
+pub struct AllArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Seconds each warp workload runs.
+    #[arg(long, default_value_t = 3.0)]
+    warp_duration: f64,
+}
+
+/// A comma-separated list of sizes or counts.
+#[derive(Clone)]
+pub struct SizeList(Vec<u64>);
+
+fn parse_size_list(s: &str) -> Result<SizeList, String> {
+    let v = s
+        .split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(parse_size)
+        .collect::<Result<Vec<_>, _>>()?;
+    if v.is_empty() {
+        return Err("empty list".into());
+    }
+    Ok(SizeList(v))
 }
 
 /// Options every benchmark subcommand takes.
@@ -240,6 +341,75 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
         BreadthSuite::Warp(a) => {
             let b = a.opts.benchmark(a.mode)?;
             harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+        }
+        BreadthSuite::Kv(a) => {
+            let b = Kv {
+                params: KvParams {
+                    keys: a.keys,
+                    value_sizes: a.value_sizes.0,
+                },
+            };
+            b.params.validate()?;
+            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+        }
+        BreadthSuite::Copy(a) => {
+            let b = Copy {
+                params: CopyParams {
+                    workers: a.workers.0.iter().map(|&w| w as usize).collect(),
+                    object_size: a.obj_size,
+                    drop_caches: a.drop_caches,
+                },
+            };
+            b.params.validate()?;
+            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+        }
+        BreadthSuite::Sweep(a) => {
+            let b = Sweep {
+                params: SweepParams {
+                    sizes: a.sizes.0,
+                    budget: a.bytes_per_size,
+                    max_seconds: a.seconds_per_size,
+                },
+            };
+            b.params.validate()?;
+            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+        }
+        BreadthSuite::Visibility(a) => {
+            let b = Visibility {
+                params: VisibilityParams {
+                    objects: a.objects,
+                    object_size: a.obj_size,
+                    timeout: a.timeout,
+                },
+            };
+            b.params.validate()?;
+            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+        }
+        BreadthSuite::All(a) => {
+            let duration = objbench::seconds("--warp-duration", a.warp_duration)?;
+            let warp = |mode| {
+                let mut p = WarpParams::new(mode);
+                p.duration = duration;
+                Warp { params: p }
+            };
+            let (mixed, get) = (warp(WarpMode::Mixed), warp(WarpMode::Get));
+            let mdw = MdWorkbench {
+                params: MdwParams::default(),
+            };
+            let kv = Kv {
+                params: KvParams::default(),
+            };
+            let sweep = Sweep {
+                params: SweepParams::default(),
+            };
+            let copy = Copy {
+                params: CopyParams::default(),
+            };
+            let vis = Visibility {
+                params: VisibilityParams::default(),
+            };
+            let all: [&dyn Benchmark; 7] = [&mdw, &mixed, &get, &kv, &sweep, &copy, &vis];
+            harness::run(&a.common.options(stop), &all, out)?;
         }
     }
     Ok(())

@@ -94,6 +94,11 @@ impl Target<'_> {
 pub trait Benchmark {
     /// `mdworkbench`, `warp`, ... (the rows' `benchmark`).
     fn name(&self) -> &'static str;
+    /// Unique within a run (`bench all` runs warp twice): names the
+    /// backend directories and the entry under `run.benchmarks`.
+    fn id(&self) -> String {
+        self.name().to_string()
+    }
     /// Its parameters, as recorded under `run.benchmarks`.
     fn params(&self) -> Value;
     /// Runs over one backend, printing its text report to `out`, and
@@ -162,7 +167,7 @@ fn run_in(
     for bench in benches {
         for &backend in &opts.backends {
             opts.stop.check()?;
-            let dir = root.join(format!("{}.{}", bench.name(), backend.name()));
+            let dir = root.join(format!("{}.{}", bench.id(), backend.name()));
             let reused = dir.is_dir();
             if !reused {
                 std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -175,15 +180,13 @@ fn run_in(
             };
             let r = bench
                 .run(&target, out)
-                .with_context(|| format!("{} on backend {backend}", bench.name()))?;
+                .with_context(|| format!("{} on backend {backend}", bench.id()))?;
             rows.extend(r);
             writeln!(out)?;
         }
     }
-    let benchmarks: serde_json::Map<String, Value> = benches
-        .iter()
-        .map(|b| (b.name().to_string(), b.params()))
-        .collect();
+    let benchmarks: serde_json::Map<String, Value> =
+        benches.iter().map(|b| (b.id(), b.params())).collect();
     let doc = json!({
         "schema": SCHEMA,
         "run": {

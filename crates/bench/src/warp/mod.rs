@@ -106,6 +106,10 @@ impl Benchmark for Warp {
         "warp"
     }
 
+    fn id(&self) -> String {
+        format!("warp-{}", self.params.mode.name())
+    }
+
     fn params(&self) -> Value {
         let p = &self.params;
         json!({
