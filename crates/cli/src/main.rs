@@ -122,6 +122,9 @@ struct Io500Args {
     /// swing by tens of percent.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeat: u64,
+    /// Free text stored as `run.label` in the JSON.
+    #[arg(long)]
+    label: Option<String>,
 }
 
 /// `--backends` as one comma-separated value (a plain `Vec` would make clap
@@ -182,6 +185,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
     o.seed = a.seed;
     o.repeat = a.repeat as usize;
     o.stop = stop.clone();
+    o.label = a.label;
     Ok(o)
 }
 

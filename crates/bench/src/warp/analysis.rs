@@ -36,6 +36,8 @@ pub struct Analysis {
     per_op: [OpStats; 4],
     /// Per whole second of the window: (ops, bytes).
     seconds: Vec<(u64, u64)>,
+    /// Every request of the run per op type, in the window or not.
+    all_ops: [u64; 4],
 }
 
 impl Analysis {
@@ -57,7 +59,9 @@ impl Analysis {
         let mut per_op: [OpStats; 4] = Default::default();
         let len = window.1.saturating_sub(window.0);
         let mut seconds = vec![(0, 0); len.as_secs() as usize];
+        let mut all_ops = [0; 4];
         for r in per_thread.iter().flatten() {
+            all_ops[r.op.index()] += 1;
             if r.end <= window.0 || r.end > window.1 {
                 continue;
             }
@@ -77,6 +81,7 @@ impl Analysis {
             window,
             per_op,
             seconds,
+            all_ops,
         }
     }
 
@@ -205,7 +210,8 @@ impl Analysis {
             .with("mib_per_s", rate(bytes as f64 / MIB, secs))
             .with("concurrency", p.concurrency)
             .with("object_size", p.object_size)
-            .with("objects", p.objects);
+            .with("objects", p.objects)
+            .with("ops_all", self.all_ops.iter().sum::<u64>());
         if let Some(spread) = self.spread() {
             for (name, (o, b)) in ["fastest", "median", "slowest"].iter().zip(spread) {
                 total = total.with(
@@ -217,7 +223,7 @@ impl Analysis {
         let mut rows = vec![total];
         for op in Op::ALL {
             let s = &self.per_op[op.index()];
-            if s.ops == 0 {
+            if self.all_ops[op.index()] == 0 {
                 continue;
             }
             let mut r = t
@@ -225,7 +231,8 @@ impl Analysis {
                 .measured(s.ops, s.bytes, secs, &s.req)
                 .value(rate(s.ops as f64, secs))
                 .with("mib_per_s", rate(s.bytes as f64 / MIB, secs))
-                .with("share", s.ops as f64 / ops.max(1) as f64);
+                .with("share", s.ops as f64 / ops.max(1) as f64)
+                .with("ops_all", self.all_ops[op.index()]);
             if s.ttfb.count() > 0 {
                 r = r.with(
                     "ttfb",
