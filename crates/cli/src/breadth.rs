@@ -393,17 +393,34 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
                 Warp { params: p }
             };
             let (mixed, get) = (warp(WarpMode::Mixed), warp(WarpMode::Get));
+            // Shorter than each benchmark's own defaults: the whole
+            // sequence stays around a minute on 2 cores.
             let mdw = MdWorkbench {
-                params: MdwParams::default(),
+                params: MdwParams {
+                    per_iteration: 300,
+                    precreate: 600,
+                    iterations: 2,
+                    ..MdwParams::default()
+                },
             };
             let kv = Kv {
-                params: KvParams::default(),
+                params: KvParams {
+                    keys: 300,
+                    ..KvParams::default()
+                },
             };
             let sweep = Sweep {
-                params: SweepParams::default(),
+                params: SweepParams {
+                    sizes: vec![1 << 10, 16 << 10, 256 << 10, 4 << 20, 64 << 20],
+                    budget: 16 << 20,
+                    max_seconds: 0.5,
+                },
             };
             let copy = Copy {
-                params: CopyParams::default(),
+                params: CopyParams {
+                    object_size: 16 << 20,
+                    ..CopyParams::default()
+                },
             };
             let vis = Visibility {
                 params: VisibilityParams::default(),
