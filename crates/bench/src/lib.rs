@@ -8,6 +8,8 @@
 
 pub mod backend;
 pub mod comm;
+#[cfg(feature = "mpi")]
+pub mod comm_mpi;
 pub mod harness;
 pub mod io500;
 pub mod latency;

@@ -8,6 +8,7 @@ pub mod progress;
 pub mod row;
 
 use crate::backend::{Backend, BackendConfig};
+use crate::comm::Comm;
 use crate::output::json::{write_atomic, SCHEMA};
 use crate::rundir::{self, RunDir};
 use crate::stop::Stop;
@@ -17,6 +18,7 @@ pub use row::Row;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Options every benchmark subcommand takes.
@@ -39,6 +41,9 @@ pub struct HarnessOptions {
     pub stop: Stop,
     /// Seed of the data pattern.
     pub seed: u64,
+    /// Ranks as processes (MPI): this process's rank. `None`: ranks are
+    /// `ranks` threads of this process.
+    pub comm: Option<Arc<dyn Comm>>,
 }
 
 impl HarnessOptions {
@@ -58,6 +63,28 @@ impl HarnessOptions {
             reuse: None,
             stop: Stop::new(),
             seed: now.as_nanos() as u64 ^ u64::from(std::process::id()) << 32,
+            comm: None,
+        }
+    }
+
+    /// Whether this process reports: rank 0 of a process run, or the only
+    /// process.
+    pub fn is_root(&self) -> bool {
+        self.comm.as_ref().is_none_or(|c| c.rank() == 0)
+    }
+
+    /// Waits for every process rank (a no-op with thread ranks).
+    pub fn barrier(&self) {
+        if let Some(c) = &self.comm {
+            c.barrier();
+        }
+    }
+
+    /// Rank 0's `value` on every process rank (as is with thread ranks).
+    pub fn from_root(&self, value: &[u8]) -> Vec<u8> {
+        match &self.comm {
+            Some(c) => c.allgather_bytes(value).swap_remove(0),
+            None => value.to_vec(),
         }
     }
 }
@@ -104,6 +131,11 @@ pub trait Benchmark {
     /// Runs over one backend, printing its text report to `out`, and
     /// returns its rows. Removes its data unless the options keep it.
     fn run(&self, target: &Target, out: &mut dyn Write) -> anyhow::Result<Vec<Row>>;
+    /// Whether every process rank takes part (under mpirun); the others
+    /// run on rank 0 alone.
+    fn process_ranks(&self) -> bool {
+        false
+    }
 }
 
 /// Runs `benches` in order, each over every backend, in one run directory;
@@ -118,28 +150,60 @@ pub fn run(
     opts.stop.check()?;
     let tmp;
     let mut run_dir = None;
-    let root: PathBuf = if let Some(r) = &opts.reuse {
-        anyhow::ensure!(
-            r.is_dir(),
-            "--reuse {}: not a directory (give the run directory a --keep run printed)",
-            r.display()
-        );
-        r.clone()
-    } else if let Some(d) = &opts.dir {
-        let rd = RunDir::create(d, opts.allow_nonempty)?;
-        let p = rd.path.clone();
-        run_dir = Some(rd);
-        p
-    } else {
-        tmp = tempfile::Builder::new()
-            .prefix("s3hpc-bench-")
-            .tempdir()
-            .context("creating a temporary directory")?;
-        tmp.path().to_path_buf()
-    };
+    let mut root = PathBuf::new();
+    let mut failed = None;
+    if opts.is_root() {
+        let made: anyhow::Result<PathBuf> = if let Some(r) = &opts.reuse {
+            if r.is_dir() {
+                Ok(r.clone())
+            } else {
+                Err(anyhow::anyhow!(
+                    "--reuse {}: not a directory (give the run directory a --keep run printed)",
+                    r.display()
+                ))
+            }
+        } else if let Some(d) = &opts.dir {
+            RunDir::create(d, opts.allow_nonempty).map(|rd| {
+                let p = rd.path.clone();
+                run_dir = Some(rd);
+                p
+            })
+        } else if opts.comm.is_some() {
+            Err(anyhow::anyhow!(
+                "under mpirun give --dir on a file system every rank sees"
+            ))
+        } else {
+            tmp = tempfile::Builder::new()
+                .prefix("s3hpc-bench-")
+                .tempdir()
+                .context("creating a temporary directory")?;
+            Ok(tmp.path().to_path_buf())
+        };
+        match made {
+            Ok(p) => root = p,
+            Err(e) => failed = Some(e),
+        }
+    }
+    // Every process rank works in rank 0's directory; an empty path says
+    // rank 0 could not make one.
+    let shared = opts.from_root(root.as_os_str().as_encoded_bytes());
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    anyhow::ensure!(
+        !shared.is_empty(),
+        "rank 0 could not create the run directory"
+    );
+    let root = PathBuf::from(String::from_utf8_lossy(&shared).into_owned());
     let result = run_in(opts, benches, &root, out);
+    // Nobody may still be working in the directory rank 0 removes.
+    opts.barrier();
     let keep = opts.keep || opts.reuse.is_some();
-    if keep {
+    if !opts.is_root() {
+        if let Some(rd) = run_dir {
+            std::mem::forget(rd);
+        }
+    } else if keep {
         eprintln!("s3hpc: kept the run directory {}", root.display());
         if let Some(rd) = run_dir {
             std::mem::forget(rd);
@@ -164,13 +228,22 @@ fn run_in(
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let mut rows = Vec::new();
+    let root_rank = opts.is_root();
+    let mut sink = std::io::sink();
     for bench in benches {
+        let everyone = bench.process_ranks();
+        if !root_rank && !everyone {
+            continue;
+        }
         for &backend in &opts.backends {
             opts.stop.check()?;
             let dir = root.join(format!("{}.{}", bench.id(), backend.name()));
-            let reused = dir.is_dir();
-            if !reused {
+            let mut reused = dir.is_dir();
+            if root_rank && !reused {
                 std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            if everyone {
+                reused = opts.from_root(&[reused as u8]) == [1];
             }
             let target = Target {
                 backend,
@@ -178,12 +251,16 @@ fn run_in(
                 reused,
                 opts,
             };
+            let out: &mut dyn Write = if root_rank { &mut *out } else { &mut sink };
             let r = bench
                 .run(&target, out)
                 .with_context(|| format!("{} on backend {backend}", bench.id()))?;
             rows.extend(r);
             writeln!(out)?;
         }
+    }
+    if !root_rank {
+        return Ok(Vec::new());
     }
     let benchmarks: serde_json::Map<String, Value> =
         benches.iter().map(|b| (b.id(), b.params())).collect();

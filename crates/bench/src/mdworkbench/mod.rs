@@ -116,6 +116,10 @@ impl Benchmark for MdWorkbench {
         "mdworkbench"
     }
 
+    fn process_ranks(&self) -> bool {
+        true
+    }
+
     fn params(&self) -> Value {
         let p = &self.params;
         json!({
