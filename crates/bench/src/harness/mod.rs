@@ -195,6 +195,11 @@ pub fn run(
         "rank 0 could not create the run directory"
     );
     let root = PathBuf::from(String::from_utf8_lossy(&shared).into_owned());
+    // Every process rank writes and verifies the same data: rank 0's seed.
+    let mut shared_opts = opts.clone();
+    let seed = opts.from_root(&opts.seed.to_le_bytes());
+    shared_opts.seed = u64::from_le_bytes(seed[..8].try_into().context("seed from rank 0")?);
+    let opts = &shared_opts;
     let result = run_in(opts, benches, &root, out);
     // Nobody may still be working in the directory rank 0 removes.
     opts.barrier();

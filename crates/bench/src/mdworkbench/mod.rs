@@ -163,14 +163,20 @@ impl Benchmark for MdWorkbench {
         let storage = t.backend.open(&t.dir, &cfg)?;
         let client = t.backend.s3_client(&t.dir, &cfg)?;
         let layout = Layout::new(storage.clone(), client, p.dataset_mode, ranks, p.datasets);
-        if !t.reused {
+        let root = t.opts.is_root();
+        if !t.reused && root {
             storage.setup()?;
         }
+        t.opts.barrier();
         let pattern = Pattern::new(seed, p.size);
         let started = Instant::now();
         report::header(out, p, ranks, t)?;
-        let progress = Progress::start("md-workbench");
-        let results = run_threads(ranks, |comm| {
+        let progress = if root {
+            Progress::start("md-workbench")
+        } else {
+            Progress::silent()
+        };
+        let run = |comm: &dyn crate::comm::Comm| {
             run_rank(
                 comm,
                 &layout,
@@ -180,10 +186,20 @@ impl Benchmark for MdWorkbench {
                 &t.opts.stop,
                 &progress,
             )
-        });
+        };
+        let results = match &t.opts.comm {
+            // Under mpirun this process is one rank.
+            Some(comm) => vec![run(&**comm)],
+            None => run_threads(ranks, run),
+        };
         drop(progress);
         // Every rank returns the same outcome; rank 0's carries the stats.
         let (phases, pos) = results.into_iter().next().expect("rank 0")?;
+        // Only rank 0 reports and cleans up, once every rank is done.
+        t.opts.barrier();
+        if !root {
+            return Ok(Vec::new());
+        }
         for ph in &phases {
             report::line(out, ph, p)?;
         }
