@@ -1,6 +1,7 @@
 //! A one-line progress display (phase, elapsed, ops/s) on the terminal for
-//! phases longer than a couple of seconds. Silent unless stdout is a TTY, so
-//! logs and pipes get only the results; when silent, counting is one branch.
+//! phases longer than a couple of seconds. Silent unless stdout and stderr
+//! are terminals (and not under mpirun), so logs and pipes get only the
+//! results; when silent, counting is one branch.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,7 +26,12 @@ struct Shared {
 impl Progress {
     /// Starts the display of `phase` when stdout is a terminal.
     pub fn start(phase: &str) -> Progress {
-        if !std::io::stdout().is_terminal() {
+        // mpirun hands its ranks a pseudo-terminal and merges their
+        // streams: a redrawn line would garble the results there.
+        let under_mpirun = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some());
+        if !std::io::stdout().is_terminal() || !std::io::stderr().is_terminal() || under_mpirun {
             return Progress::silent();
         }
         let shared = Arc::new(Shared {
