@@ -1,10 +1,11 @@
-//! The storage stacks a run can compare. Adding one (remote, http, libs3)
-//! means a variant here and, for an S3 transport, an `S3Client`: the S3
-//! mapping itself is shared (`storage::s3`).
+//! The storage stacks a run can compare. Adding one (http, libs3) means a
+//! variant here and, for an S3 transport, an `S3Client`: the S3 mapping
+//! itself is shared (`storage::s3`).
 
 use crate::storage::{PosixStorage, S3Mode, S3Storage, StorageApi};
 use anyhow::Context;
 use s3hpc_client::{EmbeddedClient, S3Client};
+use s3hpc_rpc::{Address, Gateway, GatewayOptions, RemoteClient};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
 use std::path::Path;
 use std::sync::Arc;
@@ -15,14 +16,21 @@ pub enum Backend {
     Posix,
     /// S3 through the engine, in this process.
     Embedded,
+    /// S3 over the binary RPC to a gateway: the one at `--remote`, or one
+    /// the bench starts on a private Unix socket.
+    Remote,
+    /// The same over TCP loopback, to a gateway the bench starts.
+    RemoteTcp,
 }
 
 /// Settings that shape a backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackendConfig {
     pub etag: EtagPolicy,
     pub durability: Durability,
     pub s3_mode: S3Mode,
+    /// The gateway of the `remote` backend; `None` starts one.
+    pub remote: Option<String>,
 }
 
 impl Default for BackendConfig {
@@ -32,6 +40,7 @@ impl Default for BackendConfig {
             etag: EtagPolicy::Fast,
             durability: Durability::None,
             s3_mode: S3Mode::SingleBucket,
+            remote: None,
         }
     }
 }
@@ -40,12 +49,23 @@ impl Default for BackendConfig {
 pub const BUCKET: &str = "io500";
 
 impl Backend {
-    pub const ALL: &'static [Backend] = &[Backend::Posix, Backend::Embedded];
+    pub const ALL: &'static [Backend] = &[
+        Backend::Posix,
+        Backend::Embedded,
+        Backend::Remote,
+        Backend::RemoteTcp,
+    ];
+
+    /// What runs when no backend is named: one of each transport (TCP
+    /// loopback differs from the Unix socket only in the kernel path).
+    pub const DEFAULT: &'static [Backend] = &[Backend::Posix, Backend::Embedded, Backend::Remote];
 
     pub fn name(self) -> &'static str {
         match self {
             Backend::Posix => "posix",
             Backend::Embedded => "embedded",
+            Backend::Remote => "remote",
+            Backend::RemoteTcp => "remote-tcp",
         }
     }
 
@@ -53,9 +73,9 @@ impl Backend {
         self != Backend::Posix
     }
 
-    /// The backends usable in this build and environment.
-    pub fn available() -> Vec<Backend> {
-        Self::ALL.to_vec()
+    /// The backends a run compares unless told otherwise.
+    pub fn defaults() -> Vec<Backend> {
+        Self::DEFAULT.to_vec()
     }
 
     /// Parses `posix,embedded`.
@@ -75,38 +95,107 @@ impl Backend {
 
     /// Opens the backend over `dir`, which it owns for the run.
     pub fn open(self, dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Arc<dyn StorageApi>> {
-        Ok(match self {
-            Backend::Posix => Arc::new(PosixStorage::new(dir, cfg.durability)?),
-            Backend::Embedded => {
-                let client = self.s3_client(dir, cfg)?.expect("an S3 backend");
-                Arc::new(S3Storage::new(client, cfg.s3_mode, BUCKET))
-            }
+        let Some(h) = self.s3_client(dir, cfg)? else {
+            return Ok(Arc::new(PosixStorage::new(dir, cfg.durability)?));
+        };
+        let storage = S3Storage::new(h.client, cfg.s3_mode, BUCKET);
+        Ok(match h.keep_alive {
+            Some(service) => Arc::new(storage.with_service(service)),
+            None => Arc::new(storage),
         })
     }
 
     /// The S3 client of an S3 backend over `dir` (`None` for posix), for
     /// benchmarks that speak S3 directly rather than through `StorageApi`
     /// (warp, kv, copy, sweep, visibility).
-    pub fn s3_client(
-        self,
-        dir: &Path,
-        cfg: &BackendConfig,
-    ) -> anyhow::Result<Option<Arc<dyn S3Client>>> {
-        Ok(match self {
-            Backend::Posix => None,
-            Backend::Embedded => {
-                let store = Store::open(
-                    dir,
-                    StoreConfig {
-                        etag: cfg.etag,
-                        durability: cfg.durability,
-                    },
-                )
-                .with_context(|| format!("opening the engine on {}", dir.display()))?;
-                Some(Arc::new(EmbeddedClient::new(Arc::new(store))))
+    pub fn s3_client(self, dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Option<S3Handle>> {
+        let plain = |client: Arc<dyn S3Client>| S3Handle {
+            client,
+            keep_alive: None,
+        };
+        Ok(Some(match self {
+            Backend::Posix => return Ok(None),
+            Backend::Embedded => plain(Arc::new(EmbeddedClient::new(open_store(dir, cfg)?))),
+            Backend::Remote if cfg.remote.is_some() => {
+                let addr = cfg.remote.as_deref().unwrap_or_default();
+                let client = RemoteClient::connect(addr)
+                    .with_context(|| format!("connecting to the gateway at {addr}"))?;
+                plain(Arc::new(client))
             }
-        })
+            Backend::Remote | Backend::RemoteTcp => {
+                let (client, gateway) = own_gateway(dir, cfg, self == Backend::RemoteTcp)?;
+                S3Handle {
+                    client: Arc::new(client),
+                    keep_alive: Some(Box::new(gateway)),
+                }
+            }
+        }))
     }
+}
+
+/// An S3 backend's client, and what must outlive it (a gateway the bench
+/// started). Drop the client first.
+pub struct S3Handle {
+    pub client: Arc<dyn S3Client>,
+    pub keep_alive: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+fn open_store(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Arc<Store>> {
+    let config = StoreConfig {
+        etag: cfg.etag,
+        durability: cfg.durability,
+    };
+    let store = Store::open(dir, config)
+        .with_context(|| format!("opening the engine on {}", dir.display()))?;
+    Ok(Arc::new(store))
+}
+
+/// A gateway the bench runs for one backend, in this process (its own
+/// threads, reached only through the socket), with the socket's directory.
+/// Dropped after the client: the gateway stops and the socket goes.
+struct OwnGateway {
+    gateway: Option<Gateway>,
+    _socket_dir: tempfile::TempDir,
+}
+
+impl Drop for OwnGateway {
+    fn drop(&mut self) {
+        if let Some(g) = self.gateway.take() {
+            g.stop();
+        }
+    }
+}
+
+/// Starts a gateway over `dir` on a private Unix socket (under the temp
+/// directory, since socket paths are limited to 107 bytes) or on a free
+/// loopback port, and connects to it.
+fn own_gateway(
+    dir: &Path,
+    cfg: &BackendConfig,
+    tcp: bool,
+) -> anyhow::Result<(RemoteClient, OwnGateway)> {
+    let socket_dir = tempfile::Builder::new()
+        .prefix("s3hpc-gw-")
+        .tempdir()
+        .context("creating a directory for the gateway socket")?;
+    let addr = if tcp {
+        Address::Tcp("127.0.0.1:0".into())
+    } else {
+        Address::Unix(socket_dir.path().join("rpc.sock"))
+    };
+    let client = EmbeddedClient::new(open_store(dir, cfg)?);
+    let gateway = Gateway::start(Arc::new(client), &[addr], GatewayOptions::default())
+        .context("starting the bench's gateway")?;
+    let addr = gateway.addresses()[0].to_string();
+    let client = RemoteClient::connect(&addr)
+        .with_context(|| format!("connecting to the bench's gateway at {addr}"))?;
+    Ok((
+        client,
+        OwnGateway {
+            gateway: Some(gateway),
+            _socket_dir: socket_dir,
+        },
+    ))
 }
 
 impl std::str::FromStr for Backend {

@@ -131,9 +131,15 @@ fn parse_size_list(s: &str) -> Result<SizeList, String> {
 /// Options every benchmark subcommand takes.
 #[derive(Args, Clone)]
 pub struct CommonArgs {
-    /// Backends to run, in order: posix, embedded.
-    #[arg(long, default_value = "posix,embedded", value_parser = parse_backends)]
+    /// Backends to run, in order: posix, embedded, remote (RPC gateway:
+    /// --remote, or one started on a private Unix socket), remote-tcp.
+    #[arg(long, default_value = "posix,embedded,remote", value_parser = parse_backends)]
     backends: BackendList,
+    /// Address of a running gateway for the remote backend
+    /// (unix:///path/to.sock or s3hpc://host:port). Default: the bench
+    /// starts its own and stops it afterwards.
+    #[arg(long)]
+    remote: Option<String>,
     /// Directory to work in (on the file system to measure); it must be
     /// empty or absent. Default: a fresh temporary directory, removed after.
     #[arg(long)]
@@ -177,6 +183,7 @@ impl CommonArgs {
         o.config = BackendConfig {
             etag: self.etag,
             durability: self.durability,
+            remote: self.remote.clone(),
             ..BackendConfig::default()
         };
         o.keep = self.keep;

@@ -52,7 +52,7 @@ impl HarnessOptions {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
         HarnessOptions {
-            backends: Backend::available(),
+            backends: Backend::defaults(),
             dir: None,
             json: None,
             label: None,

@@ -36,6 +36,9 @@ pub enum Objects {
     S3 {
         client: Arc<dyn S3Client>,
         bucket: String,
+        /// A gateway the bench started for the backend; dropped after the
+        /// client (field order).
+        _keep_alive: Option<Box<dyn std::any::Any + Send + Sync>>,
     },
 }
 
@@ -60,7 +63,8 @@ impl Objects {
                     fsync: cfg.durability == Durability::Fsync,
                 }
             }
-            Some(client) => {
+            Some(handle) => {
+                let client = handle.client;
                 match client.create_bucket(BUCKET) {
                     Err(e) if e.code != ErrorCode::BucketAlreadyOwnedByYou => {
                         return Err(e).context("create bucket")
@@ -70,6 +74,7 @@ impl Objects {
                 Objects::S3 {
                     client,
                     bucket: BUCKET.to_string(),
+                    _keep_alive: handle.keep_alive,
                 }
             }
         })
@@ -106,7 +111,7 @@ impl Objects {
                     f.sync_all()?;
                 }
             }
-            Objects::S3 { client, bucket } => {
+            Objects::S3 { client, bucket, .. } => {
                 let body = if size <= CHUNK as u64 {
                     PutBody::Bytes(src.next_chunk().unwrap_or(&[]))
                 } else {
@@ -146,7 +151,7 @@ impl Objects {
                 }
                 Box::new(f.take(len))
             }
-            Objects::S3 { client, bucket } => {
+            Objects::S3 { client, bucket, .. } => {
                 let range = (offset > 0 || len == 0).then_some(ByteRange::FromTo {
                     first: offset,
                     last: Some(offset + len.saturating_sub(1)),
@@ -173,7 +178,7 @@ impl Objects {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(e).with_context(|| format!("stat {key}")),
             },
-            Objects::S3 { client, bucket } => match client.head_object(bucket, key) {
+            Objects::S3 { client, bucket, .. } => match client.head_object(bucket, key) {
                 Ok(i) => Ok(Some(i.size)),
                 Err(e) if e.code == ErrorCode::NoSuchKey => Ok(None),
                 Err(e) => Err(e).with_context(|| format!("head {bucket}/{key}")),
@@ -186,7 +191,7 @@ impl Objects {
             Objects::Posix { root, .. } => {
                 std::fs::remove_file(root.join(key)).with_context(|| format!("delete {key}"))
             }
-            Objects::S3 { client, bucket } => client
+            Objects::S3 { client, bucket, .. } => client
                 .delete_object(bucket, key)
                 .with_context(|| format!("delete {bucket}/{key}")),
         }
@@ -208,7 +213,7 @@ impl Objects {
                 }
                 Ok(n)
             }
-            Objects::S3 { client, bucket } => {
+            Objects::S3 { client, bucket, .. } => {
                 let mut req = ListRequest {
                     prefix: prefix.to_string(),
                     delimiter: Some("/".into()),
@@ -235,7 +240,7 @@ impl Objects {
         match self {
             Objects::Posix { root, .. } => std::fs::remove_dir_all(root)
                 .with_context(|| format!("removing {}", root.display())),
-            Objects::S3 { client, bucket } => {
+            Objects::S3 { client, bucket, .. } => {
                 let req = ListRequest {
                     max_keys: 1000,
                     ..Default::default()

@@ -158,10 +158,16 @@ impl Benchmark for MdWorkbench {
         // md-workbench keys carry `/` in one bucket: IOR's single-bucket mapping.
         let cfg = BackendConfig {
             s3_mode: S3Mode::SingleBucket,
-            ..t.opts.config
+            ..t.opts.config.clone()
         };
         let storage = t.backend.open(&t.dir, &cfg)?;
-        let client = t.backend.s3_client(&t.dir, &cfg)?;
+        // Buckets per dataset need the client itself (kept alive, with any
+        // gateway, until the run ends).
+        let handle = match p.dataset_mode {
+            DatasetMode::BucketPerDataset => t.backend.s3_client(&t.dir, &cfg)?,
+            DatasetMode::SingleBucket => None,
+        };
+        let client = handle.as_ref().map(|h| h.client.clone());
         let layout = Layout::new(storage.clone(), client, p.dataset_mode, ranks, p.datasets);
         let root = t.opts.is_root();
         if !t.reused && root {
