@@ -95,22 +95,49 @@ impl Backend {
 
     /// Opens the backend over `dir`, which it owns for the run.
     pub fn open(self, dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Arc<dyn StorageApi>> {
-        let s3 = |client: Arc<dyn S3Client>| S3Storage::new(client, cfg.s3_mode, BUCKET);
-        Ok(match self {
-            Backend::Posix => Arc::new(PosixStorage::new(dir, cfg.durability)?),
-            Backend::Embedded => Arc::new(s3(Arc::new(EmbeddedClient::new(open_store(dir, cfg)?)))),
+        let Some(h) = self.s3_client(dir, cfg)? else {
+            return Ok(Arc::new(PosixStorage::new(dir, cfg.durability)?));
+        };
+        let storage = S3Storage::new(h.client, cfg.s3_mode, BUCKET);
+        Ok(match h.keep_alive {
+            Some(service) => Arc::new(storage.with_service(service)),
+            None => Arc::new(storage),
+        })
+    }
+
+    /// The S3 client of an S3 backend over `dir` (`None` for posix), for
+    /// benchmarks that speak S3 directly rather than through `StorageApi`
+    /// (warp, kv, copy, sweep, visibility).
+    pub fn s3_client(self, dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Option<S3Handle>> {
+        let plain = |client: Arc<dyn S3Client>| S3Handle {
+            client,
+            keep_alive: None,
+        };
+        Ok(Some(match self {
+            Backend::Posix => return Ok(None),
+            Backend::Embedded => plain(Arc::new(EmbeddedClient::new(open_store(dir, cfg)?))),
             Backend::Remote if cfg.remote.is_some() => {
                 let addr = cfg.remote.as_deref().unwrap_or_default();
                 let client = RemoteClient::connect(addr)
                     .with_context(|| format!("connecting to the gateway at {addr}"))?;
-                Arc::new(s3(Arc::new(client)))
+                plain(Arc::new(client))
             }
             Backend::Remote | Backend::RemoteTcp => {
                 let (client, gateway) = own_gateway(dir, cfg, self == Backend::RemoteTcp)?;
-                Arc::new(s3(Arc::new(client)).with_service(gateway))
+                S3Handle {
+                    client: Arc::new(client),
+                    keep_alive: Some(Box::new(gateway)),
+                }
             }
-        })
+        }))
     }
+}
+
+/// An S3 backend's client, and what must outlive it (a gateway the bench
+/// started). Drop the client first.
+pub struct S3Handle {
+    pub client: Arc<dyn S3Client>,
+    pub keep_alive: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 fn open_store(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Arc<Store>> {

@@ -65,6 +65,19 @@ impl Latency {
             .expect("histograms with equal bounds always merge");
     }
 
+    /// The latency at quantile `q` (0..=1) in seconds; 0 when empty.
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.hist.is_empty() {
+            return 0.0;
+        }
+        self.hist.value_at_quantile(q) as f64 / 1e9
+    }
+
+    /// The mean and standard deviation in seconds.
+    pub fn mean_stddev(&self) -> (f64, f64) {
+        (self.hist.mean() / 1e9, self.hist.stdev() / 1e9)
+    }
+
     pub fn summary(&self) -> LatencySummary {
         if self.hist.is_empty() {
             return LatencySummary::default();

@@ -8,8 +8,13 @@
 
 pub mod backend;
 pub mod comm;
+#[cfg(feature = "mpi")]
+pub mod comm_mpi;
+pub mod harness;
 pub mod io500;
 pub mod latency;
+pub mod mdworkbench;
+pub mod objbench;
 pub mod output;
 pub mod pattern;
 pub mod rundir;
@@ -18,3 +23,4 @@ pub mod stop;
 pub mod storage;
 pub mod suite;
 pub mod summary;
+pub mod warp;

@@ -47,6 +47,11 @@ impl Pattern {
         self.base[..len].to_vec()
     }
 
+    /// The first `len` bytes of the base, unstamped.
+    pub fn base(&self, len: usize) -> &[u8] {
+        &self.base[..len]
+    }
+
     /// Writes the stamps of `(file_id, offset)` into a buffer from `buffer`.
     #[inline]
     pub fn stamp(buf: &mut [u8], file_id: u64, offset: u64) {

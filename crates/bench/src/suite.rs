@@ -46,6 +46,8 @@ pub struct SuiteOptions {
     /// their next operation, the run directory is removed and `run` returns
     /// an `Interrupted` error.
     pub stop: Stop,
+    /// Free text stored as `run.label`.
+    pub label: Option<String>,
 }
 
 impl SuiteOptions {
@@ -66,6 +68,7 @@ impl SuiteOptions {
             after_phase: None,
             repeat: 1,
             stop: Stop::new(),
+            label: None,
         }
     }
 }
@@ -77,6 +80,7 @@ pub fn default_ranks() -> usize {
 /// Run metadata, as it appears in the JSON.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunInfo {
+    pub label: Option<String>,
     pub host: String,
     pub start_time: String,
     pub unix_time: u64,
@@ -176,6 +180,7 @@ fn run_in(
         .seed
         .unwrap_or(unix.as_nanos() as u64 ^ (std::process::id() as u64) << 32);
     let run = RunInfo {
+        label: opts.label.clone(),
         host: rustix::system::uname()
             .nodename()
             .to_string_lossy()

@@ -1,6 +1,8 @@
 //! `s3hpc`: the command line. Thin on purpose: it parses arguments and hands
 //! them to the library crates.
 
+mod breadth;
+
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use s3hpc_bench::backend::{Backend, BackendConfig};
@@ -91,6 +93,8 @@ enum Suite {
     /// the run directory and exits with 130 (SIGINT) or 143 (SIGTERM); a
     /// second signal quits at once and leaves the data.
     Io500(Io500Args),
+    #[command(flatten)]
+    Breadth(breadth::BreadthSuite),
 }
 
 #[derive(Args)]
@@ -158,18 +162,21 @@ struct Io500Args {
     /// swing by tens of percent.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeat: u64,
+    /// Free text stored as `run.label` in the JSON.
+    #[arg(long)]
+    label: Option<String>,
 }
 
 /// `--backends` as one comma-separated value (a plain `Vec` would make clap
 /// expect the option repeated).
 #[derive(Clone)]
-struct BackendList(Vec<Backend>);
+pub(crate) struct BackendList(pub(crate) Vec<Backend>);
 
-fn parse_backends(s: &str) -> Result<BackendList, String> {
+pub(crate) fn parse_backends(s: &str) -> Result<BackendList, String> {
     Backend::parse_list(s).map(BackendList)
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let (num, mult) = match s.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {
@@ -219,6 +226,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
     o.seed = a.seed;
     o.repeat = a.repeat as usize;
     o.stop = stop.clone();
+    o.label = a.label;
     Ok(o)
 }
 
@@ -300,6 +308,9 @@ fn main() {
             suite: Some(Suite::Io500(a)),
         }) => io500_options(a, &stop)
             .and_then(|o| suite::run(&o, &mut std::io::stdout().lock()).map(|_| ())),
+        Command::Bench(BenchArgs {
+            suite: Some(Suite::Breadth(b)),
+        }) => breadth::run(b, &stop),
         Command::Serve(a) => serve::run(a, &stop),
         Command::Report(a) => {
             s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())

@@ -113,3 +113,155 @@ fn sigint_stops_cleans_up_and_exits_130() {
         b"not the bench's"
     );
 }
+
+fn s3hpc(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn bench_all_writes_one_file_with_complete_rows() {
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("all.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+        .args([
+            "bench",
+            "all",
+            "--ranks",
+            "2",
+            "--warp-duration",
+            "0.5",
+            "--label",
+            "ci run",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--dir")
+        .arg(t.path().join("data"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("MD-Workbench total objects:"), "{stdout}");
+    assert!(stdout.contains("Report: Total."), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "s3hpc-bench/1");
+    assert_eq!(doc["run"]["label"], "ci run");
+    let rows = doc["results"].as_array().unwrap();
+    let phases = |bench: &str| -> Vec<String> {
+        let mut v: Vec<String> = rows
+            .iter()
+            .filter(|r| r["benchmark"] == bench && r["backend"] == "embedded")
+            .map(|r| r["phase"].as_str().unwrap().to_string())
+            .collect();
+        v.dedup();
+        v
+    };
+    assert_eq!(phases("mdworkbench"), ["precreate", "benchmark", "cleanup"]);
+    for p in [
+        "mixed",
+        "mixed.GET",
+        "mixed.PUT",
+        "mixed.STAT",
+        "mixed.DELETE",
+        "get",
+        "get.GET",
+    ] {
+        assert!(phases("warp").iter().any(|x| x == p), "warp {p}");
+    }
+    for p in ["put", "list", "get", "head", "head-missing", "delete"] {
+        assert!(phases("kv").iter().any(|x| x == p), "kv {p}");
+    }
+    assert!(phases("copy").contains(&"put".to_string()));
+    assert!(phases("sweep").contains(&"read".to_string()));
+    assert_eq!(phases("visibility"), ["visible"]);
+    for r in rows {
+        for key in [
+            "benchmark",
+            "backend",
+            "phase",
+            "value",
+            "unit",
+            "ops",
+            "bytes",
+            "seconds",
+            "latency",
+            "iteration",
+            "transport",
+        ] {
+            assert!(r.get(key).is_some(), "{key} missing in {r}");
+        }
+        for key in ["min", "p50", "p90", "p99", "max"] {
+            assert!(r["latency"][key].is_number(), "{r}");
+        }
+        let extra: &[&str] = match r["benchmark"].as_str().unwrap() {
+            "mdworkbench" => &["obj_per_s", "mib_per_s"],
+            "warp" => &["mib_per_s"],
+            "kv" => &["value_size", "latency_median", "latency_stddev"],
+            "copy" => &["workers", "object_size"],
+            "sweep" => &["object_size"],
+            _ => &[],
+        };
+        for key in extra {
+            assert!(r.get(*key).is_some(), "{key} missing in {r}");
+        }
+    }
+    assert!(!t.path().join("data").exists());
+}
+
+#[test]
+fn bad_benchmark_options_fail_clearly() {
+    for (args, msg) in [
+        (
+            &["bench", "warp", "mixed", "--delete-distrib", "20"][..],
+            "must not exceed --put-distrib",
+        ),
+        (&["bench", "warp", "sideways"][..], "unknown warp workload"),
+        (
+            &[
+                "bench",
+                "warp",
+                "get",
+                "--objects",
+                "2",
+                "--concurrent",
+                "4",
+            ][..],
+            "must exceed --concurrent",
+        ),
+        (
+            &["bench", "mdworkbench", "-I", "20", "-P", "10"][..],
+            "must be at least -I",
+        ),
+        (&["bench", "mdworkbench", "-2"][..], "--reuse"),
+        (
+            &["bench", "kv", "--keys", "0"][..],
+            "--keys must be between",
+        ),
+        (
+            &["bench", "sweep", "--sizes", "1q"][..],
+            "unknown size suffix",
+        ),
+        (
+            &["bench", "copy", "--workers", "0"][..],
+            "--workers must list",
+        ),
+        (
+            &["bench", "visibility", "--timeout=0"][..],
+            "--timeout must be",
+        ),
+        (&["bench", "kv", "--backends", "ftp"][..], "unknown backend"),
+    ] {
+        let out = s3hpc(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(msg), "{args:?}: {stderr}");
+    }
+}

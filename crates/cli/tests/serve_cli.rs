@@ -212,7 +212,7 @@ fn bench_against_a_running_gateway_and_bad_serve_options() {
             "bench",
             "io500",
             "--backends",
-            "posix,remote",
+            "posix,embedded,remote",
             "--remote",
             &unix,
         ])

@@ -1,0 +1,318 @@
+//! warp's `mixed` and `get` workloads (`minio/warp` `pkg/bench/mixed.go`,
+//! `get.go`): a time-boxed closed loop per concurrency slot over a pool of
+//! objects, with warp's exact mixed schedule, full (or random ranged) GETs
+//! that are size-checked and verified, and warp's report: average obj/s and
+//! MiB/s over the analysis window, per-op request and TTFB percentiles, and
+//! the per-second throughput (fastest, median, slowest).
+
+pub mod analysis;
+pub mod pool;
+pub mod schedule;
+
+use crate::harness::objects::{pattern_len, Objects};
+use crate::harness::progress::Progress;
+use crate::harness::{Benchmark, Row, Target};
+use crate::pattern::Pattern;
+use analysis::{Analysis, Rec};
+use pool::Pool;
+use schedule::{Distribution, Op, Rng, Schedule};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarpMode {
+    Mixed,
+    Get,
+}
+
+impl WarpMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            WarpMode::Mixed => "mixed",
+            WarpMode::Get => "get",
+        }
+    }
+}
+
+impl std::str::FromStr for WarpMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "mixed" => Ok(WarpMode::Mixed),
+            "get" => Ok(WarpMode::Get),
+            _ => Err(format!("unknown warp workload {s:?}: use mixed or get")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct WarpParams {
+    pub mode: WarpMode,
+    pub duration: Duration,
+    pub concurrency: usize,
+    pub object_size: u64,
+    pub objects: usize,
+    pub distribution: Distribution,
+    /// get: random ranged GETs instead of whole objects.
+    pub range: bool,
+    /// Operations at most (besides the duration); `None`: the clock only.
+    pub max_ops: Option<u64>,
+}
+
+impl WarpParams {
+    /// Short defaults (warp's are 5 minutes, 20 threads, 2500 × 10 MiB).
+    pub fn new(mode: WarpMode) -> WarpParams {
+        WarpParams {
+            mode,
+            duration: Duration::from_secs(5),
+            concurrency: 4,
+            object_size: 1 << 20,
+            objects: 200,
+            distribution: Distribution::default(),
+            range: false,
+            max_ops: None,
+        }
+    }
+
+    pub fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.concurrency > 0, "--concurrent must be at least 1");
+        anyhow::ensure!(
+            self.duration > Duration::ZERO && self.duration <= Duration::from_secs(3600),
+            "--duration must be between 0 and 3600 seconds"
+        );
+        anyhow::ensure!(
+            self.objects > self.concurrency,
+            "--objects ({}) must exceed --concurrent ({}): every thread takes an object out of \
+             the pool while it works on it",
+            self.objects,
+            self.concurrency
+        );
+        anyhow::ensure!(self.object_size > 0, "--obj-size must be at least 1 byte");
+        anyhow::ensure!(
+            self.object_size.saturating_mul(self.objects as u64) <= 1 << 40,
+            "--objects × --obj-size exceeds 1 TiB"
+        );
+        self.distribution.validate()
+    }
+}
+
+pub struct Warp {
+    pub params: WarpParams,
+}
+
+impl Benchmark for Warp {
+    fn name(&self) -> &'static str {
+        "warp"
+    }
+
+    fn id(&self) -> String {
+        format!("warp-{}", self.params.mode.name())
+    }
+
+    fn params(&self) -> Value {
+        let p = &self.params;
+        json!({
+            "mode": p.mode.name(),
+            "duration_seconds": p.duration.as_secs_f64(),
+            "concurrency": p.concurrency,
+            "object_size": p.object_size,
+            "objects": p.objects,
+            "distribution": {
+                "get": p.distribution.get, "stat": p.distribution.stat,
+                "put": p.distribution.put, "delete": p.distribution.delete,
+            },
+            "range": p.range,
+            "max_ops": p.max_ops,
+        })
+    }
+
+    fn run(&self, t: &Target, out: &mut dyn Write) -> anyhow::Result<Vec<Row>> {
+        let p = &self.params;
+        p.validate()?;
+        let objects = Objects::open(t)?;
+        let pattern = Pattern::new(t.opts.seed, pattern_len(p.object_size));
+        let result = run_on(t, p, &objects, &pattern, out);
+        let cleaned = if t.opts.keep {
+            Ok(())
+        } else {
+            objects.remove_all()
+        };
+        let rows = result?;
+        cleaned?;
+        Ok(rows)
+    }
+}
+
+fn run_on(
+    t: &Target,
+    p: &WarpParams,
+    objects: &Objects,
+    pattern: &Pattern,
+    out: &mut dyn Write,
+) -> anyhow::Result<Vec<Row>> {
+    let stop = &t.opts.stop;
+    let pool = Pool::default();
+    // Prepare: each thread uploads its share under its own prefix.
+    let prefixes: Vec<String> = (0..p.concurrency)
+        .map(|i| Rng::new(t.opts.seed ^ (i as u64 + 1) << 20).name(8))
+        .collect();
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        let handles: Vec<_> = (0..p.concurrency)
+            .map(|i| {
+                let (pool, prefixes) = (&pool, &prefixes);
+                s.spawn(move || -> anyhow::Result<()> {
+                    let mut rng = Rng::new(t.opts.seed ^ i as u64);
+                    for n in (i..p.objects).step_by(p.concurrency) {
+                        stop.check()?;
+                        let key = format!("{}/{n}.{}.rnd", prefixes[i], rng.name(16));
+                        objects.put(pattern, &key, p.object_size)?;
+                        pool.add(key);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("prepare thread")?;
+        }
+        Ok(())
+    })?;
+
+    let schedule = Schedule::new(&p.distribution, p.max_ops.unwrap_or(u64::MAX));
+    let counter = std::sync::atomic::AtomicU64::new(p.objects as u64);
+    let progress = Progress::start(&format!("warp {}", p.mode.name()));
+    let start = Instant::now();
+    let deadline = start + p.duration;
+    let per_thread: Vec<Vec<Rec>> = std::thread::scope(|s| -> anyhow::Result<_> {
+        let handles: Vec<_> = (0..p.concurrency)
+            .map(|i| {
+                let (pool, schedule, counter, progress, prefixes) =
+                    (&pool, &schedule, &counter, &progress, &prefixes);
+                s.spawn(move || -> anyhow::Result<Vec<Rec>> {
+                    let mut w = Worker {
+                        p,
+                        objects,
+                        pattern,
+                        pool,
+                        rng: Rng::new(t.opts.seed.wrapping_add(i as u64 * 7919)),
+                        scratch: Vec::new(),
+                        start,
+                        deadline,
+                        recs: Vec::new(),
+                    };
+                    loop {
+                        if Instant::now() >= deadline {
+                            break;
+                        }
+                        stop.check()?;
+                        let op = match p.mode {
+                            WarpMode::Mixed => match schedule.next() {
+                                Some(op) => op,
+                                None => break,
+                            },
+                            WarpMode::Get => {
+                                if schedule.next().is_none() {
+                                    break;
+                                }
+                                Op::Get
+                            }
+                        };
+                        let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if !w.one(op, &prefixes[i], n)? {
+                            break;
+                        }
+                        progress.add(1);
+                    }
+                    Ok(w.recs)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("warp thread"))
+            .collect()
+    })?;
+    drop(progress);
+    let ran = start.elapsed();
+    let a = Analysis::new(&per_thread);
+    a.print(out, p, ran)?;
+    Ok(a.rows(t, p))
+}
+
+/// One concurrency slot.
+struct Worker<'a> {
+    p: &'a WarpParams,
+    objects: &'a Objects,
+    pattern: &'a Pattern,
+    pool: &'a Pool,
+    rng: Rng,
+    scratch: Vec<u8>,
+    start: Instant,
+    deadline: Instant,
+    recs: Vec<Rec>,
+}
+
+impl Worker<'_> {
+    /// Runs one operation and records it; false when the run is over (the
+    /// pool stayed empty until the deadline).
+    fn one(&mut self, op: Op, prefix: &str, n: u64) -> anyhow::Result<bool> {
+        let size = self.p.object_size;
+        let t0 = Instant::now();
+        let mut ttfb = Duration::ZERO;
+        let mut bytes = 0;
+        match op {
+            Op::Put => {
+                let key = format!("{prefix}/{n}.{}.rnd", self.rng.name(16));
+                self.objects.put(self.pattern, &key, size)?;
+                bytes = size;
+                ttfb = t0.elapsed();
+                self.pool.add(key);
+            }
+            Op::Get | Op::Stat | Op::Delete => {
+                let Some(key) = self.pool.take(&mut self.rng, self.deadline) else {
+                    return Ok(false);
+                };
+                let t0 = Instant::now();
+                let r = match op {
+                    Op::Get => {
+                        let (off, len) = if self.p.range {
+                            let off = self.rng.below(size);
+                            (off, 1 + self.rng.below(size - off))
+                        } else {
+                            (0, size)
+                        };
+                        bytes = len;
+                        self.objects
+                            .get(self.pattern, &key, off, len, &mut self.scratch)
+                            .map(|d| ttfb = d)
+                    }
+                    Op::Stat => self.objects.head(&key).and_then(|s| {
+                        anyhow::ensure!(s == Some(size), "stat {key}: size {s:?}, expected {size}");
+                        Ok(())
+                    }),
+                    _ => self.objects.delete(&key),
+                };
+                let end = Instant::now();
+                if op != Op::Delete {
+                    self.pool.add(key);
+                }
+                r?;
+                self.record(op, t0, end, ttfb, bytes);
+                return Ok(true);
+            }
+        }
+        self.record(op, t0, Instant::now(), ttfb, bytes);
+        Ok(true)
+    }
+
+    fn record(&mut self, op: Op, t0: Instant, end: Instant, ttfb: Duration, bytes: u64) {
+        self.recs.push(Rec {
+            op,
+            start: t0 - self.start,
+            end: end - self.start,
+            ttfb,
+            bytes,
+        });
+    }
+}
