@@ -1,6 +1,8 @@
 //! `s3hpc`: the command line. Thin on purpose: it parses arguments and hands
 //! them to the library crates.
 
+mod serve;
+
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use s3hpc_bench::backend::{Backend, BackendConfig};
@@ -42,6 +44,9 @@ enum Command {
     /// and steadier ratios than one run with a 3 s stonewall in that time.
     /// Ctrl-C stops it and removes its data.
     Bench(BenchArgs),
+    /// Serves S3 from a data directory (`--http ADDR`) until SIGINT or
+    /// SIGTERM, which finish the requests in flight.
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Args)]
@@ -248,6 +253,13 @@ fn stop_on_signals(stop: &Stop) -> anyhow::Result<()> {
 
 fn main() {
     let cli = Cli::parse();
+    if let Command::Serve(a) = cli.command {
+        if let Err(e) = serve::run(a) {
+            eprintln!("s3hpc: error: {e:#}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let stop = Stop::new();
     let r = stop_on_signals(&stop).and_then(|()| match cli.command {
         Command::Bench(BenchArgs { suite: None }) => quick_bench(&stop),
@@ -255,6 +267,7 @@ fn main() {
             suite: Some(Suite::Io500(a)),
         }) => io500_options(a, &stop)
             .and_then(|o| suite::run(&o, &mut std::io::stdout().lock()).map(|_| ())),
+        Command::Serve(_) => unreachable!("handled above"),
     });
     if let Err(e) = r {
         if let Some(i) = e.downcast_ref::<Interrupted>() {

@@ -19,6 +19,7 @@
 mod auth;
 mod body;
 mod convert;
+mod error_header;
 mod server;
 mod service;
 

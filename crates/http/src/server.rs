@@ -2,12 +2,13 @@
 //! HTTP/2) and the s3s service, until told to stop.
 
 use crate::auth::{AuthConfig, KeyTable};
+use crate::error_header::WithErrorCode;
 use crate::service::Engine;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
 use s3hpc_store::Store;
 use s3s::host::MultiDomain;
-use s3s::service::{S3Service, S3ServiceBuilder};
+use s3s::service::S3ServiceBuilder;
 use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -20,7 +21,7 @@ const DRAIN: Duration = Duration::from_secs(10);
 /// A bound S3 REST server, not yet serving.
 pub struct HttpServer {
     listener: TcpListener,
-    service: S3Service,
+    service: WithErrorCode,
 }
 
 impl HttpServer {
@@ -51,7 +52,7 @@ impl HttpServer {
         listener.set_nonblocking(true)?;
         Ok(HttpServer {
             listener,
-            service: builder.build(),
+            service: WithErrorCode(builder.build()),
         })
     }
 
