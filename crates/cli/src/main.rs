@@ -5,7 +5,7 @@ mod serve;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use s3hpc_bench::backend::{Backend, BackendConfig};
+use s3hpc_bench::backend::{Backend, BackendConfig, HttpEndpoint};
 use s3hpc_bench::io500::CapOverrides;
 use s3hpc_bench::stop::{signal_name, Interrupted, Stop};
 use s3hpc_bench::storage::S3Mode;
@@ -67,7 +67,7 @@ enum Suite {
 
 #[derive(Args)]
 struct Io500Args {
-    /// Backends to compare, in order: posix, embedded.
+    /// Backends to compare, in order: posix, embedded, http.
     #[arg(long, default_value = "posix,embedded", value_parser = parse_backends)]
     backends: BackendList,
     /// Directory to work in (on the file system to measure). It must be empty
@@ -123,6 +123,39 @@ struct Io500Args {
     /// swing by tens of percent.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeat: u64,
+    /// S3 endpoint of the http backend (e.g. http://127.0.0.1:9000 for
+    /// MinIO). Without it the backend starts s3hpc's server on a free
+    /// loopback port over the run directory.
+    #[arg(long)]
+    endpoint: Option<String>,
+    /// Signing region for --endpoint.
+    #[arg(long, default_value = "us-east-1")]
+    region: String,
+    /// Access key for --endpoint (default: S3HPC_ACCESS_KEY).
+    #[arg(long, env = "S3HPC_ACCESS_KEY", hide_env_values = true)]
+    access_key: Option<String>,
+    /// Secret key for --endpoint (default: S3HPC_SECRET_KEY).
+    #[arg(long, env = "S3HPC_SECRET_KEY", hide_env_values = true)]
+    secret_key: Option<String>,
+}
+
+/// The http backend's target: `--endpoint` with its credentials, or none.
+fn http_endpoint(a: &Io500Args) -> anyhow::Result<Option<HttpEndpoint>> {
+    let Some(url) = a.endpoint.clone() else {
+        return Ok(None);
+    };
+    let (Some(access_key), Some(secret_key)) = (a.access_key.clone(), a.secret_key.clone()) else {
+        anyhow::bail!(
+            "--endpoint needs credentials: --access-key and --secret-key, or \
+             S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY"
+        );
+    };
+    Ok(Some(HttpEndpoint {
+        url,
+        region: a.region.clone(),
+        access_key,
+        secret_key,
+    }))
 }
 
 /// `--backends` as one comma-separated value (a plain `Vec` would make clap
@@ -159,6 +192,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
         a.stonewall.is_finite() && a.stonewall > 0.0,
         "--stonewall must be a positive number of seconds"
     );
+    let http_endpoint = http_endpoint(&a)?;
     let mut o = SuiteOptions::new(a.dir);
     o.backends = a.backends.0;
     o.stonewall = Duration::from_secs_f64(a.stonewall);
@@ -170,6 +204,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
         etag: a.etag,
         durability: a.durability,
         s3_mode: a.s3_mode,
+        http_endpoint,
     };
     // Caps given by hand stand; the others still fit the free space.
     o.cap_overrides = CapOverrides {

@@ -23,13 +23,24 @@ use s3hpc_store::{
 /// S3 over HTTP. Cheap to share between threads: connections are pooled.
 pub struct HttpClient {
     inner: request::Transport,
+    /// Whatever must outlive the client's connections (the server a bench
+    /// run started for it); dropped after them.
+    _owned: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl HttpClient {
     pub fn new(config: HttpClientConfig) -> std::result::Result<HttpClient, String> {
         Ok(HttpClient {
             inner: request::Transport::new(config)?,
+            _owned: None,
         })
+    }
+
+    /// Keeps `owned` (for example the server this client talks to) alive
+    /// as long as the client, and drops it after the client's connections.
+    pub fn keep_alive(mut self, owned: impl std::any::Any + Send + Sync) -> HttpClient {
+        self._owned = Some(Box::new(owned));
+        self
     }
 
     /// `endpoint` like `http://127.0.0.1:9000`, signing as one user.
