@@ -98,7 +98,7 @@ check "s3cmd ls prefix" bash -c "$(declare -f s3c); work=$work; s3c ls s3://s3cm
 check "s3cmd del/rb" bash -c "$(declare -f s3c); work=$work; s3c del --recursive --force s3://s3cmdb && s3c rb s3://s3cmdb"
 
 # ---- Debian's libs3 2.0 `s3` tool: SigV2 only
-s3t() { S3_ACCESS_KEY_ID=$S3HPC_ACCESS_KEY S3_SECRET_ACCESS_KEY=$S3HPC_SECRET_KEY S3_HOSTNAME=127.0.0.1:$port /usr/bin/s3 -u -p "$@"; }
+s3t() { S3_ACCESS_KEY_ID=$S3HPC_ACCESS_KEY S3_SECRET_ACCESS_KEY=$S3HPC_SECRET_KEY S3_HOSTNAME=127.0.0.1:$port /usr/bin/s3 -u -r 0 "$@"; }
 check "libs3 s3 (SigV2) create/put/get/list/delete" bash -c "$(declare -f s3t); port=$port
     s3t create libs3b && s3t put libs3b/k filename=$work/small && s3t get libs3b/k filename=$work/libs3.back &&
     cmp $work/small $work/libs3.back && s3t list libs3b | grep -q '^k ' && s3t delete libs3b/k && s3t delete libs3b"
