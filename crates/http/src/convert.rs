@@ -128,20 +128,6 @@ pub fn check_preconditions(
     Ok(())
 }
 
-/// `encoding-type=url`: keys percent-encoded as S3 does, so that keys with
-/// control characters survive XML. Unreserved characters and `/` stay.
-pub fn url_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'/') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,7 +145,6 @@ mod tests {
 
     #[test]
     fn url_encoding_and_copy_ranges() {
-        assert_eq!(url_encode("a b/c+\u{1}é"), "a%20b/c%2B%01%C3%A9");
         assert_eq!(
             copy_source_range("bytes=2-5").unwrap(),
             ByteRange::FromTo {

@@ -99,7 +99,7 @@ where
 fn object(info: s3hpc_store::ObjectInfo, encode: bool) -> Object {
     Object {
         key: Some(if encode {
-            convert::url_encode(&info.key)
+            s3hpc_store::url_encode(&info.key)
         } else {
             info.key
         }),
@@ -131,7 +131,13 @@ fn listed(page: s3hpc_store::ListPage, encoding: Option<&EncodingType>) -> S3Res
             ))
         }
     };
-    let enc = |s: String| if encode { convert::url_encode(&s) } else { s };
+    let enc = |s: String| {
+        if encode {
+            s3hpc_store::url_encode(&s)
+        } else {
+            s
+        }
+    };
     // v1's NextMarker: the greatest key or prefix on the page.
     let last_name = page
         .objects
@@ -159,7 +165,7 @@ fn listed(page: s3hpc_store::ListPage, encoding: Option<&EncodingType>) -> S3Res
 
 fn encode_opt(s: Option<String>, encoding: Option<&EncodingType>) -> Option<String> {
     match encoding {
-        Some(_) => s.map(|s| convert::url_encode(&s)),
+        Some(_) => s.map(|s| s3hpc_store::url_encode(&s)),
         None => s,
     }
 }
@@ -427,17 +433,7 @@ impl S3 for Engine {
         req: S3Request<CopyObjectInput>,
     ) -> S3Result<S3Response<CopyObjectOutput>> {
         let i = req.input;
-        let CopySource::Bucket {
-            bucket: src_bucket,
-            key: src_key,
-            ..
-        } = i.copy_source
-        else {
-            return Err(s3_error!(
-                NotImplemented,
-                "copy sources must be BUCKET/KEY, not access points"
-            ));
-        };
+        let (src_bucket, src_key) = copy_source(i.copy_source)?;
         let replace = i
             .metadata_directive
             .as_ref()
@@ -496,17 +492,7 @@ impl S3 for Engine {
         req: S3Request<UploadPartCopyInput>,
     ) -> S3Result<S3Response<UploadPartCopyOutput>> {
         let i = req.input;
-        let CopySource::Bucket {
-            bucket: src_bucket,
-            key: src_key,
-            ..
-        } = i.copy_source
-        else {
-            return Err(s3_error!(
-                NotImplemented,
-                "copy sources must be BUCKET/KEY, not access points"
-            ));
-        };
+        let (src_bucket, src_key) = copy_source(i.copy_source)?;
         let range = i
             .copy_source_range
             .as_deref()
@@ -672,6 +658,16 @@ impl S3 for Engine {
             ),
             ..Default::default()
         }))
+    }
+}
+
+fn copy_source(source: CopySource) -> S3Result<(Box<str>, Box<str>)> {
+    match source {
+        CopySource::Bucket { bucket, key, .. } => Ok((bucket, key)),
+        _ => Err(s3_error!(
+            NotImplemented,
+            "copy sources must be BUCKET/KEY, not access points"
+        )),
     }
 }
 

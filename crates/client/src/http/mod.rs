@@ -251,7 +251,7 @@ impl S3Client for HttpClient {
         opts: Option<&PutOptions>,
     ) -> Result<ObjectInfo> {
         request::check_key(src_key)?;
-        let source = format!("/{src_bucket}/{}", xml::url_encode(src_key));
+        let source = format!("/{src_bucket}/{}", s3hpc_store::url_encode(src_key));
         let mut call = self
             .call(Method::Put, dst_bucket, Some(dst_key))
             .header("x-amz-copy-source", source);

@@ -72,20 +72,6 @@ pub fn escape(s: &str) -> String {
         .replace('\'', "&apos;")
 }
 
-/// Percent-encodes all but unreserved characters and `/` (a key in a path
-/// or in `x-amz-copy-source`).
-pub fn url_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'/') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// Decodes `%XX` escapes (S3's `encoding-type=url`); `+` stays as is, as
 /// S3 encodes a space as `%20`.
 pub fn url_decode(s: &str) -> String {
