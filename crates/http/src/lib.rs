@@ -6,9 +6,10 @@
 //! and renders XML and error bodies; this crate maps each operation onto
 //! the engine and streams bodies through bounded buffers.
 //!
-//! ```no_run
+//! ```
 //! # use std::sync::Arc;
-//! # let store = Arc::new(s3hpc_store::Store::open("/tmp/data", Default::default()).unwrap());
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let store = Arc::new(s3hpc_store::Store::open(dir.path(), Default::default()).unwrap());
 //! let auth = s3hpc_http::AuthConfig::single("ACCESS", "SECRET");
 //! let server = s3hpc_http::HttpServer::bind("127.0.0.1:0".parse().unwrap(), store, auth, &[]).unwrap();
 //! let handle = server.spawn().unwrap();
