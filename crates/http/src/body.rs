@@ -179,17 +179,32 @@ where
     Ok(Incoming::Partial { head, rest: body })
 }
 
+/// The S3 error for a request body that failed while it arrived: a forged
+/// or broken `aws-chunked` chunk signature (s3s reports it only as text),
+/// else a body cut short (client gone).
+pub fn stream_error(e: &dyn std::fmt::Display) -> s3s::S3Error {
+    let text = e.to_string();
+    if text.contains("SignatureMismatch") {
+        s3s::s3_error!(
+            SignatureDoesNotMatch,
+            "a chunk signature of the aws-chunked body does not match"
+        )
+    } else {
+        s3s::s3_error!(IncompleteBody, "the request body ended early: {text}")
+    }
+}
+
 /// Why a streamed body failed, as seen by the network side; the engine only
 /// sees an I/O error from its reader.
 #[derive(Default)]
-pub struct BodyFault(Mutex<Option<S3Error>>);
+pub struct BodyFault(Mutex<Option<s3s::S3Error>>);
 
 impl BodyFault {
-    pub fn set(&self, err: S3Error) {
+    pub fn set(&self, err: s3s::S3Error) {
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
         slot.get_or_insert(err);
     }
-    pub fn take(&self) -> Option<S3Error> {
+    pub fn take(&self) -> Option<s3s::S3Error> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
@@ -257,10 +272,7 @@ impl ChannelReader {
         match self.rx.blocking_recv() {
             Some(Ok(c)) => Ok(Some(c)),
             Some(Err(e)) => {
-                self.fault.set(S3Error::new(
-                    s3hpc_store::ErrorCode::IncompleteBody,
-                    format!("the request body ended early: {e}"),
-                ));
+                self.fault.set(stream_error(&e));
                 Err(e)
             }
             None => Ok(None),
@@ -282,7 +294,7 @@ impl Read for ChannelReader {
                     if let Some(m) = self.md5.take() {
                         if let Err(e) = m.verify() {
                             let msg = e.message.clone();
-                            self.fault.set(e);
+                            self.fault.set(crate::convert::s3_error(e));
                             return Err(io::Error::new(io::ErrorKind::InvalidData, msg));
                         }
                     }

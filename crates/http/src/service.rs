@@ -65,7 +65,7 @@ where
     };
     let incoming = body::receive(body)
         .await
-        .map_err(|e| s3_error!(IncompleteBody, "the request body ended early: {e}"))?;
+        .map_err(|e| body::stream_error(&e))?;
     match incoming {
         Incoming::Whole(bytes) => {
             if let Some(mut m) = md5.take() {
@@ -89,7 +89,7 @@ where
             pump.abort();
             match written {
                 Ok(Ok(v)) => Ok(v),
-                Ok(Err(e)) => Err(s3_error(fault.take().unwrap_or(e))),
+                Ok(Err(e)) => Err(fault.take().unwrap_or_else(|| s3_error(e))),
                 Err(e) => Err(s3s::S3Error::internal_error(e)),
             }
         }

@@ -183,6 +183,52 @@ def bad_digest():
     expect_code("404", lambda: s3.head_object(Bucket=B, Key="digest"))
 
 
+def chunked_put(key, chunks, corrupt=False):
+    """A PUT with an `aws-chunked` SigV4 streaming body, signed as the AWS
+    SDKs do (botocore signs the seed; each chunk chains its signature)."""
+    import hmac
+    data = b"".join(chunks)
+    url = f"{endpoint}/{B}/{key}"
+    req = AWSRequest(method="PUT", url=url)
+    req.headers["x-amz-content-sha256"] = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
+    req.headers["content-encoding"] = "aws-chunked"
+    req.headers["x-amz-decoded-content-length"] = str(len(data))
+    SigV4Auth(botocore.credentials.Credentials(access, secret), "s3", "us-east-1").add_auth(req)
+    amz_date = req.headers["X-Amz-Date"]
+    day = amz_date[:8]
+    scope = f"{day}/us-east-1/s3/aws4_request"
+    prev = req.headers["Authorization"].rsplit("Signature=", 1)[1]
+    k = ("AWS4" + secret).encode()
+    for part in (day, "us-east-1", "s3", "aws4_request"):
+        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+    empty = hashlib.sha256(b"").hexdigest()
+    body = b""
+    for chunk in list(chunks) + [b""]:
+        to_sign = "\n".join(["AWS4-HMAC-SHA256-PAYLOAD", amz_date, scope, prev, empty,
+                             hashlib.sha256(chunk).hexdigest()])
+        prev = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
+        sig = ("0" * 64) if corrupt and chunk else prev
+        body += f"{len(chunk):x};chunk-signature={sig}\r\n".encode() + chunk + b"\r\n"
+    headers = dict(req.headers)
+    headers["Content-Length"] = str(len(body))
+    r = urllib.request.Request(url, data=body, method="PUT", headers=headers)
+    return urllib.request.urlopen(r)
+
+
+def aws_chunked_put():
+    chunks = [os.urandom(64 << 10) for _ in range(3)] + [b"last"]
+    chunked_put("chunked.bin", chunks)
+    got = s3.get_object(Bucket=B, Key="chunked.bin")["Body"].read()
+    assert got == b"".join(chunks), "aws-chunked body differs"
+    try:
+        chunked_put("forged.bin", chunks, corrupt=True)
+        raise AssertionError("a forged chunk signature was accepted")
+    except urllib.error.HTTPError as e:
+        body = e.read()
+        assert e.code == 403 and b"SignatureDoesNotMatch" in body, (e.code, body)
+    expect_code("404", lambda: s3.head_object(Bucket=B, Key="forged.bin"))
+
+
 def presigned_get():
     url = s3.generate_presigned_url("get_object", Params={"Bucket": B, "Key": "dir/a.txt"}, ExpiresIn=60)
     assert urllib.request.urlopen(url).read() == b"hello boto3\n" * 100
@@ -205,7 +251,7 @@ for name, fn in [
     ("listing", listing), ("copy_and_delete", copy_and_delete),
     ("multipart_100mib", multipart_100mib), ("upload_part_copy", upload_part_copy_and_listings),
     ("malformed_complete_xml", malformed_complete_xml), ("bad_digest", bad_digest),
-    ("presigned_get", presigned_get), ("wrong_credentials", wrong_credentials),
+    ("presigned_get", presigned_get), ("aws_chunked_put", aws_chunked_put), ("wrong_credentials", wrong_credentials),
     ("cleanup", cleanup),
 ]:
     check(name, fn)
