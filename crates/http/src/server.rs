@@ -7,7 +7,7 @@ use crate::service::Engine;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
 use s3hpc_store::Store;
-use s3s::host::MultiDomain;
+use s3s::host::{MultiDomain, S3Host, VirtualHost};
 use s3s::service::S3ServiceBuilder;
 use std::future::Future;
 use std::io;
@@ -45,7 +45,7 @@ impl HttpServer {
                     format!("virtual-host domains {virtual_hosts:?}: {e}"),
                 )
             })?;
-            builder.set_host(domains);
+            builder.set_host(PortlessHost(domains));
         }
         let listener = TcpListener::bind(addr)
             .map_err(|e| io::Error::new(e.kind(), format!("binding {addr}: {e}")))?;
@@ -119,6 +119,43 @@ impl HttpServer {
         drop(listener);
         let _ = tokio::time::timeout(DRAIN, graceful.shutdown()).await;
         Ok(())
+    }
+}
+
+/// Virtual-host parsing that ignores the port: clients send
+/// `Host: bucket.domain:9000`, which s3s's `MultiDomain` would take as a
+/// domain it does not serve.
+struct PortlessHost(MultiDomain);
+
+impl S3Host for PortlessHost {
+    fn parse_host_header<'a>(&'a self, host: &'a str) -> s3s::S3Result<VirtualHost<'a>> {
+        self.0.parse_host_header(without_port(host))
+    }
+}
+
+/// `name:port` → `name`; `[v6]:port` → `[v6]`; anything else unchanged.
+fn without_port(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!name.contains(':') || name.ends_with(']')) =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ports_are_stripped() {
+        use super::without_port;
+        assert_eq!(without_port("b.s3.local:9000"), "b.s3.local");
+        assert_eq!(without_port("b.s3.local"), "b.s3.local");
+        assert_eq!(without_port("[::1]:9000"), "[::1]");
+        assert_eq!(without_port("::1"), "::1");
     }
 }
 

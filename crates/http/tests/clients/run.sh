@@ -110,9 +110,14 @@ check "1 MiB header is rejected and the server lives on" bash -c "
     code=\$(timeout 20 curl -s -o /dev/null -w '%{http_code}' -H @$work/bigheader $ep/ || true)
     [ \"\$code\" != 200 ] && curl -s $ep/ | grep -q AccessDenied"
 # An anonymous server for paths no signing client would send.
-aport=$(free_port); start "$work/anon" "$aport" --anonymous
+aport=$(free_port); start "$work/anon" "$aport" --anonymous --virtual-host s3.localhost
 aep="http://127.0.0.1:$aport"
 curl -sf -X PUT "$aep/anonb" >/dev/null
+check "virtual-host-style addressing" bash -c "
+    curl -sf -X PUT --data vh -H 'Host: anonb.s3.localhost:$aport' $aep/vhost-key >/dev/null &&
+    curl -sf $aep/anonb/vhost-key | grep -qx vh &&
+    curl -sf -H 'Host: anonb.s3.localhost:$aport' '$aep/?list-type=2' | grep -q '<Key>vhost-key</Key>' &&
+    curl -sf -X DELETE -H 'Host: anonb.s3.localhost:$aport' $aep/vhost-key"
 check "encoded traversal and NUL keys never leave the data root" bash -c "
     for p in '%2e%2e%2fescape1' '%2e%2e/%2e%2e/escape2' '..%2f..%2fescape3' 'a%00b' '%2e%2e%2f%2e%2e%2fescape4'; do
         code=\$(curl -s --path-as-is -o /dev/null -w '%{http_code}' -X PUT --data x $aep/anonb/\$p)
