@@ -147,18 +147,6 @@ fn without_port(host: &str) -> &str {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn ports_are_stripped() {
-        use super::without_port;
-        assert_eq!(without_port("b.s3.local:9000"), "b.s3.local");
-        assert_eq!(without_port("b.s3.local"), "b.s3.local");
-        assert_eq!(without_port("[::1]:9000"), "[::1]");
-        assert_eq!(without_port("::1"), "::1");
-    }
-}
-
 /// A server running on a background thread. Dropping it stops the server.
 pub struct ServerHandle {
     addr: SocketAddr,
@@ -197,5 +185,17 @@ impl ServerHandle {
 impl Drop for ServerHandle {
     fn drop(&mut self) {
         let _ = self.stop_and_join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ports_are_stripped() {
+        use super::without_port;
+        assert_eq!(without_port("b.s3.local:9000"), "b.s3.local");
+        assert_eq!(without_port("b.s3.local"), "b.s3.local");
+        assert_eq!(without_port("[::1]:9000"), "[::1]");
+        assert_eq!(without_port("::1"), "::1");
     }
 }
