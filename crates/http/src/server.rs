@@ -45,7 +45,10 @@ impl HttpServer {
                     format!("virtual-host domains {virtual_hosts:?}: {e}"),
                 )
             })?;
-            builder.set_host(PortlessHost(domains));
+            builder.set_host(PortlessHost {
+                domains,
+                names: virtual_hosts.to_vec(),
+            });
         }
         let listener = TcpListener::bind(addr)
             .map_err(|e| io::Error::new(e.kind(), format!("binding {addr}: {e}")))?;
@@ -122,14 +125,30 @@ impl HttpServer {
     }
 }
 
-/// Virtual-host parsing that ignores the port: clients send
+/// Virtual-host parsing that ignores the port (clients send
 /// `Host: bucket.domain:9000`, which s3s's `MultiDomain` would take as a
-/// domain it does not serve.
-struct PortlessHost(MultiDomain);
+/// domain it does not serve), and that treats any host outside the
+/// configured domains as path style (MultiDomain would take `localhost` as
+/// the name of a bucket).
+struct PortlessHost {
+    domains: MultiDomain,
+    names: Vec<String>,
+}
 
 impl S3Host for PortlessHost {
     fn parse_host_header<'a>(&'a self, host: &'a str) -> s3s::S3Result<VirtualHost<'a>> {
-        self.0.parse_host_header(without_port(host))
+        let name = without_port(host);
+        let ours = self.names.iter().any(|d| {
+            name == d
+                || name
+                    .strip_suffix(d.as_str())
+                    .is_some_and(|b| b.ends_with('.'))
+        });
+        if ours {
+            self.domains.parse_host_header(name)
+        } else {
+            Ok(VirtualHost::new(name))
+        }
     }
 }
 

@@ -143,7 +143,7 @@ N = 500; ok = []
 def one(i):
     s = socket.create_connection(('127.0.0.1', $aport), timeout=50)
     barrier.wait()
-    s.sendall(b'GET /anonb?list-type=2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    s.sendall(b'GET /anonb?list-type=2 HTTP/1.1\r\nHost: localhost:$aport\r\nConnection: close\r\n\r\n')
     data = b''
     while chunk := s.recv(65536): data += chunk
     ok.append(data.startswith(b'HTTP/1.1 200'))
