@@ -1,11 +1,12 @@
-//! The storage stacks a run can compare. Adding one (remote, libs3)
-//! means a variant here and, for an S3 transport, an `S3Client`: the S3
-//! mapping itself is shared (`storage::s3`).
+//! The storage stacks a run can compare. Adding one (libs3) means a
+//! variant here and, for an S3 transport, an `S3Client`: the S3 mapping
+//! itself is shared (`storage::s3`).
 
 use crate::storage::{PosixStorage, S3Mode, S3Storage, StorageApi};
 use anyhow::Context;
-use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig};
-use s3hpc_http::{AuthConfig, HttpServer};
+use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
+use s3hpc_http::{AuthConfig, HttpServer, ServerHandle};
+use s3hpc_rpc::{Address, Gateway, GatewayOptions, RemoteClient};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +17,11 @@ pub enum Backend {
     Posix,
     /// S3 through the engine, in this process.
     Embedded,
+    /// S3 over the binary RPC to a gateway: the one at `--remote`, or one
+    /// the bench starts on a private Unix socket.
+    Remote,
+    /// The same over TCP loopback, to a gateway the bench starts.
+    RemoteTcp,
     /// S3 over HTTP: to s3hpc's server on a loopback port (started for the
     /// run over the run directory), or to `BackendConfig::http_endpoint`.
     Http,
@@ -27,6 +33,8 @@ pub struct BackendConfig {
     pub etag: EtagPolicy,
     pub durability: Durability,
     pub s3_mode: S3Mode,
+    /// The gateway of the `remote` backend; `None` starts one.
+    pub remote: Option<String>,
     /// Where the `http` backend sends its requests; `None` starts s3hpc's
     /// own server for the run.
     pub http_endpoint: Option<HttpEndpoint>,
@@ -55,6 +63,7 @@ impl Default for BackendConfig {
             etag: EtagPolicy::Fast,
             durability: Durability::None,
             s3_mode: S3Mode::SingleBucket,
+            remote: None,
             http_endpoint: None,
         }
     }
@@ -64,12 +73,29 @@ impl Default for BackendConfig {
 pub const BUCKET: &str = "io500";
 
 impl Backend {
-    pub const ALL: &'static [Backend] = &[Backend::Posix, Backend::Embedded, Backend::Http];
+    pub const ALL: &'static [Backend] = &[
+        Backend::Posix,
+        Backend::Embedded,
+        Backend::Remote,
+        Backend::RemoteTcp,
+        Backend::Http,
+    ];
+
+    /// What runs when no backend is named: one of each transport (TCP
+    /// loopback differs from the Unix socket only in the kernel path).
+    pub const DEFAULT: &'static [Backend] = &[
+        Backend::Posix,
+        Backend::Embedded,
+        Backend::Remote,
+        Backend::Http,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Backend::Posix => "posix",
             Backend::Embedded => "embedded",
+            Backend::Remote => "remote",
+            Backend::RemoteTcp => "remote-tcp",
             Backend::Http => "http",
         }
     }
@@ -78,9 +104,9 @@ impl Backend {
         self != Backend::Posix
     }
 
-    /// The backends usable in this build and environment.
-    pub fn available() -> Vec<Backend> {
-        Self::ALL.to_vec()
+    /// The backends a run compares unless told otherwise.
+    pub fn defaults() -> Vec<Backend> {
+        Self::DEFAULT.to_vec()
     }
 
     /// Parses `posix,embedded`.
@@ -100,32 +126,87 @@ impl Backend {
 
     /// Opens the backend over `dir`, which it owns for the run.
     pub fn open(self, dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Arc<dyn StorageApi>> {
+        let s3 = |client: Arc<dyn S3Client>| S3Storage::new(client, cfg.s3_mode, BUCKET);
         Ok(match self {
             Backend::Posix => Arc::new(PosixStorage::new(dir, cfg.durability)?),
-            Backend::Embedded => {
-                let client = Arc::new(EmbeddedClient::new(Arc::new(open_store(dir, cfg)?)));
-                Arc::new(S3Storage::new(client, cfg.s3_mode, BUCKET))
+            Backend::Embedded => Arc::new(s3(Arc::new(EmbeddedClient::new(open_store(dir, cfg)?)))),
+            Backend::Remote if cfg.remote.is_some() => {
+                let addr = cfg.remote.as_deref().unwrap_or_default();
+                let client = RemoteClient::connect(addr)
+                    .with_context(|| format!("connecting to the gateway at {addr}"))?;
+                Arc::new(s3(Arc::new(client)))
             }
-            Backend::Http => {
-                let client = match &cfg.http_endpoint {
-                    Some(e) => http_client(e)?,
-                    None => serve_for_run(dir, cfg)?,
-                };
-                Arc::new(S3Storage::new(Arc::new(client), cfg.s3_mode, BUCKET))
+            Backend::Remote | Backend::RemoteTcp => {
+                let (client, gateway) = own_gateway(dir, cfg, self == Backend::RemoteTcp)?;
+                Arc::new(s3(Arc::new(client)).with_service(gateway))
             }
+            Backend::Http => match &cfg.http_endpoint {
+                Some(e) => Arc::new(s3(Arc::new(http_client(e)?))),
+                None => {
+                    let (client, server) = own_http_server(dir, cfg)?;
+                    Arc::new(s3(Arc::new(client)).with_service(server))
+                }
+            },
         })
     }
 }
 
-fn open_store(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Store> {
-    Store::open(
-        dir,
-        StoreConfig {
-            etag: cfg.etag,
-            durability: cfg.durability,
+fn open_store(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Arc<Store>> {
+    let config = StoreConfig {
+        etag: cfg.etag,
+        durability: cfg.durability,
+    };
+    let store = Store::open(dir, config)
+        .with_context(|| format!("opening the engine on {}", dir.display()))?;
+    Ok(Arc::new(store))
+}
+
+/// A gateway the bench runs for one backend, in this process (its own
+/// threads, reached only through the socket), with the socket's directory.
+/// Dropped after the client: the gateway stops and the socket goes.
+struct OwnGateway {
+    gateway: Option<Gateway>,
+    _socket_dir: tempfile::TempDir,
+}
+
+impl Drop for OwnGateway {
+    fn drop(&mut self) {
+        if let Some(g) = self.gateway.take() {
+            g.stop();
+        }
+    }
+}
+
+/// Starts a gateway over `dir` on a private Unix socket (under the temp
+/// directory, since socket paths are limited to 107 bytes) or on a free
+/// loopback port, and connects to it.
+fn own_gateway(
+    dir: &Path,
+    cfg: &BackendConfig,
+    tcp: bool,
+) -> anyhow::Result<(RemoteClient, OwnGateway)> {
+    let socket_dir = tempfile::Builder::new()
+        .prefix("s3hpc-gw-")
+        .tempdir()
+        .context("creating a directory for the gateway socket")?;
+    let addr = if tcp {
+        Address::Tcp("127.0.0.1:0".into())
+    } else {
+        Address::Unix(socket_dir.path().join("rpc.sock"))
+    };
+    let client = EmbeddedClient::new(open_store(dir, cfg)?);
+    let gateway = Gateway::start(Arc::new(client), &[addr], GatewayOptions::default())
+        .context("starting the bench's gateway")?;
+    let addr = gateway.addresses()[0].to_string();
+    let client = RemoteClient::connect(&addr)
+        .with_context(|| format!("connecting to the bench's gateway at {addr}"))?;
+    Ok((
+        client,
+        OwnGateway {
+            gateway: Some(gateway),
+            _socket_dir: socket_dir,
         },
-    )
-    .with_context(|| format!("opening the engine on {}", dir.display()))
+    ))
 }
 
 fn http_client(e: &HttpEndpoint) -> anyhow::Result<HttpClient> {
@@ -139,10 +220,8 @@ fn http_client(e: &HttpEndpoint) -> anyhow::Result<HttpClient> {
 }
 
 /// Starts s3hpc's HTTP server on a free loopback port over `dir`, with a
-/// one-run user, and returns a client that owns it: the server stops when
-/// the backend is dropped.
-fn serve_for_run(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<HttpClient> {
-    let store = Arc::new(open_store(dir, cfg)?);
+/// one-run user, and connects to it. The server stops when its handle drops.
+fn own_http_server(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<(HttpClient, ServerHandle)> {
     let secret = format!(
         "{:x}{:x}",
         std::process::id(),
@@ -151,17 +230,16 @@ fn serve_for_run(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<HttpClient> 
             .map_or(0, |d| d.as_nanos())
     );
     let auth = AuthConfig::single("s3hpc-bench", secret.clone());
-    let server = HttpServer::bind(([127, 0, 0, 1], 0).into(), store, auth, &[])
-        .context("starting the HTTP server for the http backend")?
-        .spawn()
+    let server = HttpServer::bind(([127, 0, 0, 1], 0).into(), open_store(dir, cfg)?, auth, &[])
+        .and_then(HttpServer::spawn)
         .context("starting the HTTP server for the http backend")?;
-    let endpoint = HttpEndpoint {
+    let client = http_client(&HttpEndpoint {
         url: server.endpoint(),
         region: "us-east-1".into(),
         access_key: "s3hpc-bench".into(),
         secret_key: secret,
-    };
-    Ok(http_client(&endpoint)?.keep_alive(server))
+    })?;
+    Ok((client, server))
 }
 
 impl std::str::FromStr for Backend {

@@ -13,14 +13,25 @@ pub struct Latency {
     hist: Histogram<u64>,
 }
 
-/// Quantiles in seconds, as they appear in reports and the JSON.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+/// Buckets per decade of the histogram written to the JSON: fine enough for
+/// a smoothed density plot, coarse enough to stay a few hundred bytes.
+pub const HISTOGRAM_BUCKETS_PER_DECADE: u32 = 10;
+/// The lower edge of the first histogram bucket, in nanoseconds.
+const HISTOGRAM_FIRST_BUCKET_NS: u64 = 100;
+
+/// Quantiles in seconds, as they appear in reports and the JSON, and the
+/// distribution for density plots: `histogram` holds `[upper_edge_seconds,
+/// count]` for every non-empty log bucket (10 per decade, so a bucket spans
+/// `(upper / 10^0.1, upper]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LatencySummary {
     pub min: f64,
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
     pub max: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub histogram: Vec<(f64, u64)>,
 }
 
 impl Default for Latency {
@@ -65,7 +76,23 @@ impl Latency {
             p90: s(self.hist.value_at_quantile(0.90)),
             p99: s(self.hist.value_at_quantile(0.99)),
             max: s(self.hist.max()),
+            histogram: self.log_buckets(),
         }
+    }
+
+    /// Non-empty log buckets as `(upper edge in seconds, count)`.
+    fn log_buckets(&self) -> Vec<(f64, u64)> {
+        let base = 10f64.powf(1.0 / f64::from(HISTOGRAM_BUCKETS_PER_DECADE));
+        self.hist
+            .iter_log(HISTOGRAM_FIRST_BUCKET_NS, base)
+            .filter(|v| v.count_since_last_iteration() > 0)
+            .map(|v| {
+                (
+                    v.value_iterated_to() as f64 / 1e9,
+                    v.count_since_last_iteration(),
+                )
+            })
+            .collect()
     }
 
     /// A compact encoding for gathers: `(value, count)` pairs of the
@@ -123,5 +150,11 @@ mod tests {
         assert!((s.max - 0.1).abs() < 1e-3, "{s:?}");
         assert!(s.p50 > 9e-5 && s.p50 < 1.1e-4, "{s:?}");
         assert!(s.p99 > 0.09, "{s:?}");
+        let total: u64 = s.histogram.iter().map(|b| b.1).sum();
+        assert_eq!(total, 200, "{:?}", s.histogram);
+        assert!(s.histogram.windows(2).all(|w| w[0].0 < w[1].0));
+        // 1 µs lands in a bucket whose upper edge is within one step above it.
+        let first = s.histogram[0].0;
+        assert!((1e-6..1.3e-6).contains(&first), "{first}");
     }
 }

@@ -51,7 +51,7 @@ pub struct SuiteOptions {
 impl SuiteOptions {
     pub fn new(dir: PathBuf) -> SuiteOptions {
         SuiteOptions {
-            backends: Backend::available(),
+            backends: Backend::defaults(),
             dir,
             ranks: default_ranks(),
             stonewall: Duration::from_secs(300),
@@ -230,6 +230,7 @@ fn run_in(
     }
     let summary = summary::summarize(&reports);
     text::comparison(out, &run, &summary)?;
+    text::transport_cost(out, &summary)?;
     text::latencies(out, &run, &summary, &reports)?;
     let doc = json::document(&run, &reports, &summary);
     if let Some(path) = &opts.json {

@@ -1,8 +1,6 @@
 //! `s3hpc`: the command line. Thin on purpose: it parses arguments and hands
 //! them to the library crates.
 
-mod serve;
-
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use s3hpc_bench::backend::{Backend, BackendConfig, HttpEndpoint};
@@ -14,6 +12,8 @@ use s3hpc_store::{Durability, EtagPolicy};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::path::PathBuf;
 use std::time::Duration;
+
+mod serve;
 
 /// The no-argument run: two repetitions with a 1.5 s stonewall rather than
 /// one with 3 s. Both take the same time (about 45 s on 2 cores, ext4 /tmp),
@@ -44,8 +44,10 @@ enum Command {
     /// and steadier ratios than one run with a 3 s stonewall in that time.
     /// Ctrl-C stops it and removes its data.
     Bench(BenchArgs),
-    /// Serves S3 from a data directory (`--http ADDR`) until SIGINT or
-    /// SIGTERM, which finish the requests in flight.
+    /// Serve the data directory to other processes: the binary RPC gateway
+    /// on Unix and/or TCP sockets, and/or S3 over HTTP. Runs until SIGINT or
+    /// SIGTERM, then finishes the requests in flight and removes its socket
+    /// files.
     Serve(serve::ServeArgs),
 }
 
@@ -67,9 +69,17 @@ enum Suite {
 
 #[derive(Args)]
 struct Io500Args {
-    /// Backends to compare, in order: posix, embedded, http.
-    #[arg(long, default_value = "posix,embedded", value_parser = parse_backends)]
+    /// Backends to compare, in order: posix, embedded, remote (RPC gateway:
+    /// --remote, or one started on a private Unix socket), remote-tcp (a
+    /// gateway started on TCP loopback), http (S3 REST: --endpoint, or
+    /// s3hpc's server started on a loopback port).
+    #[arg(long, default_value = "posix,embedded,remote", value_parser = parse_backends)]
     backends: BackendList,
+    /// Address of a running gateway for the remote backend
+    /// (unix:///path/to.sock or s3hpc://host:port). Default: the bench
+    /// starts its own and stops it afterwards.
+    #[arg(long)]
+    remote: Option<String>,
     /// Directory to work in (on the file system to measure). It must be empty
     /// or absent (see --allow-nonempty); the bench works in a fresh
     /// subdirectory and removes only that, and --dir itself if it made it.
@@ -204,6 +214,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
         etag: a.etag,
         durability: a.durability,
         s3_mode: a.s3_mode,
+        remote: a.remote,
         http_endpoint,
     };
     // Caps given by hand stand; the others still fit the free space.
@@ -259,7 +270,7 @@ fn quick_bench(stop: &Stop) -> anyhow::Result<()> {
 /// must be async-signal-safe, and one handler covers SIGINT and SIGTERM with
 /// the signal's number (`ctrlc` needs a feature for SIGTERM and does not say
 /// which signal came, which the exit status needs).
-fn stop_on_signals(stop: &Stop) -> anyhow::Result<()> {
+fn stop_on_signals(stop: &Stop, serving: bool) -> anyhow::Result<()> {
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
         .context("installing the SIGINT/SIGTERM handler")?;
     let stop = stop.clone();
@@ -275,11 +286,14 @@ fn stop_on_signals(stop: &Stop) -> anyhow::Result<()> {
                     std::process::exit(128 + sig);
                 }
                 stop.request(sig);
-                eprintln!(
-                    "s3hpc: {} received: stopping at the next operation and removing the run \
-                     directory (send it again to quit at once and leave the data)",
-                    signal_name(sig)
-                );
+                // The server says itself what it does next.
+                if !serving {
+                    eprintln!(
+                        "s3hpc: {} received: stopping at the next operation and removing the \
+                         run directory (send it again to quit at once and leave the data)",
+                        signal_name(sig)
+                    );
+                }
             }
         })
         .context("starting the signal thread")?;
@@ -288,21 +302,15 @@ fn stop_on_signals(stop: &Stop) -> anyhow::Result<()> {
 
 fn main() {
     let cli = Cli::parse();
-    if let Command::Serve(a) = cli.command {
-        if let Err(e) = serve::run(a) {
-            eprintln!("s3hpc: error: {e:#}");
-            std::process::exit(1);
-        }
-        return;
-    }
     let stop = Stop::new();
-    let r = stop_on_signals(&stop).and_then(|()| match cli.command {
+    let serving = matches!(cli.command, Command::Serve(_));
+    let r = stop_on_signals(&stop, serving).and_then(|()| match cli.command {
         Command::Bench(BenchArgs { suite: None }) => quick_bench(&stop),
         Command::Bench(BenchArgs {
             suite: Some(Suite::Io500(a)),
         }) => io500_options(a, &stop)
             .and_then(|o| suite::run(&o, &mut std::io::stdout().lock()).map(|_| ())),
-        Command::Serve(_) => unreachable!("handled above"),
+        Command::Serve(a) => serve::run(a, &stop),
     });
     if let Err(e) = r {
         if let Some(i) = e.downcast_ref::<Interrupted>() {

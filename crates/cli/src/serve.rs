@@ -1,44 +1,64 @@
-//! `s3hpc serve`: the engine over a data directory, behind the S3 REST
-//! transport, until SIGINT or SIGTERM.
+//! `s3hpc serve`: the gateway process: the binary RPC and/or S3 over HTTP,
+//! over one engine.
 
 use anyhow::Context;
 use clap::Args;
+use s3hpc_bench::stop::{signal_name, Stop};
+use s3hpc_client::EmbeddedClient;
 use s3hpc_http::{AuthConfig, HttpServer};
+use s3hpc_rpc::{Address, Gateway, GatewayOptions};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig, STALE_AGE};
-use signal_hook::consts::{SIGINT, SIGTERM};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Data root: buckets are its directories, objects its files.
+    /// The data directory: each subdirectory is a bucket. Created if missing.
     #[arg(long)]
     data: PathBuf,
-    /// Serve S3 over HTTP on this address (loopback unless you mean it),
-    /// e.g. 127.0.0.1:9000.
+    /// Serve the binary RPC on this address: unix:PATH (node-local
+    /// clients) or tcp:HOST:PORT. Repeat to listen on several.
+    #[arg(long = "rpc", value_name = "ADDR")]
+    rpc: Vec<Address>,
+    /// Serve S3 over HTTP on this address, e.g. 127.0.0.1:9000.
     #[arg(long)]
     http: Option<SocketAddr>,
-    /// Accept unsigned requests and check no signature at all.
+    /// HTTP: accept unsigned requests and check no signature at all.
     #[arg(long, conflicts_with = "credentials")]
     anonymous: bool,
-    /// Users, one `ACCESS_KEY SECRET_KEY` per line. Without it the user
-    /// comes from S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY.
+    /// HTTP users, one `ACCESS_KEY SECRET_KEY` per line. Without it the
+    /// user comes from S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY.
     #[arg(long)]
     credentials: Option<PathBuf>,
-    /// Domain for virtual-host-style addressing (BUCKET.DOMAIN); repeatable.
-    /// Path style always works.
+    /// HTTP: domain for virtual-host-style addressing (BUCKET.DOMAIN);
+    /// repeatable. Path style always works.
     #[arg(long = "virtual-host")]
     virtual_hosts: Vec<String>,
-    /// ETag policy: md5 (what S3 clients expect) or fast.
+    /// ETag policy: md5 (what S3 clients expect) or fast (no hashing).
     #[arg(long, default_value = "md5")]
     etag: EtagPolicy,
-    /// fsync every PUT before acknowledging it, or none.
+    /// fsync: a PUT is on stable storage before it is acknowledged; none
+    /// trusts the page cache.
     #[arg(long, default_value = "fsync")]
     durability: Durability,
+    /// Connections beyond this many are refused.
+    #[arg(long, default_value_t = 4096)]
+    max_connections: usize,
+    /// Serve from N worker threads waiting on their connections with epoll,
+    /// instead of a thread per connection (the default, 0): fewer threads
+    /// for many mostly idle clients, a little more latency per request.
+    #[arg(long, default_value_t = 0)]
+    workers: usize,
+    /// At start, remove temporaries of killed writers older than this many
+    /// seconds (those of exited processes on this host go whatever their
+    /// age; younger ones may belong to live writers on other nodes).
+    #[arg(long, default_value_t = STALE_AGE.as_secs())]
+    sweep_age: u64,
 }
 
-fn auth(a: &ServeArgs) -> anyhow::Result<AuthConfig> {
+fn http_auth(a: &ServeArgs) -> anyhow::Result<AuthConfig> {
     if a.anonymous {
         return Ok(AuthConfig::Anonymous);
     }
@@ -49,51 +69,81 @@ fn auth(a: &ServeArgs) -> anyhow::Result<AuthConfig> {
         .map_err(anyhow::Error::msg)?
         .ok_or_else(|| {
             anyhow::anyhow!(
-                "no credentials: set {} and {}, give --credentials FILE, or pass --anonymous \
-                 to serve without authentication",
+                "no credentials for --http: set {} and {}, give --credentials FILE, or pass \
+                 --anonymous to serve without authentication",
                 s3hpc_http::ACCESS_KEY_ENV,
                 s3hpc_http::SECRET_KEY_ENV
             )
         })
 }
 
-pub fn run(a: ServeArgs) -> anyhow::Result<()> {
-    let Some(addr) = a.http else {
-        anyhow::bail!("nothing to serve: give --http ADDR:PORT");
-    };
-    let auth = auth(&a)?;
-    let store = Store::open(
-        &a.data,
-        StoreConfig {
-            etag: a.etag,
-            durability: a.durability,
-        },
-    )
-    .with_context(|| format!("opening the data root {}", a.data.display()))?;
-    let swept = store
-        .sweep_temporaries(STALE_AGE)
-        .context("removing temporaries of earlier writers")?;
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
-        .context("installing the SIGINT/SIGTERM handler")?;
-    let server = HttpServer::bind(addr, Arc::new(store), auth.clone(), &a.virtual_hosts)?;
-    let handle = server.spawn().context("starting the HTTP server")?;
-    eprintln!(
-        "s3hpc: serving S3 at {} from {} ({}; {swept} stale temporaries removed); \
-         Ctrl-C stops",
-        handle.endpoint(),
-        a.data.display(),
-        match auth {
-            AuthConfig::Anonymous => "anonymous".to_string(),
-            AuthConfig::Users(u) => format!("{} user(s)", u.len()),
-        }
+pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !a.rpc.is_empty() || a.http.is_some(),
+        "nothing to serve: give --rpc unix:PATH, --rpc tcp:HOST:PORT and/or --http HOST:PORT"
     );
-    if let Some(sig) = signals.forever().next() {
-        eprintln!(
-            "s3hpc: {} received: finishing requests in flight, then stopping",
-            s3hpc_bench::stop::signal_name(sig)
-        );
+    let auth = a.http.map(|_| http_auth(&a)).transpose()?;
+    let config = StoreConfig {
+        etag: a.etag,
+        durability: a.durability,
+    };
+    let store = Store::open(&a.data, config)
+        .with_context(|| format!("opening the data directory {}", a.data.display()))?;
+    let swept = store
+        .sweep_temporaries(Duration::from_secs(a.sweep_age))
+        .context("removing stale temporaries")?;
+    let opts = GatewayOptions {
+        max_connections: a.max_connections,
+        workers: a.workers,
+        ..GatewayOptions::default()
+    };
+    let store = Arc::new(store);
+    let gateway = if a.rpc.is_empty() {
+        None
+    } else {
+        let client = Arc::new(EmbeddedClient::new(store.clone()));
+        Some(Gateway::start(client, &a.rpc, opts).context("starting the gateway")?)
+    };
+    let http = match (a.http, auth) {
+        (Some(addr), Some(auth)) => Some(
+            HttpServer::bind(addr, store, auth, &a.virtual_hosts)
+                .and_then(HttpServer::spawn)
+                .context("starting the HTTP server")?,
+        ),
+        _ => None,
+    };
+    let mut listening: Vec<String> = gateway
+        .iter()
+        .flat_map(|g| {
+            g.addresses()
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    listening.extend(http.iter().map(|h| h.endpoint()));
+    eprintln!(
+        "s3hpc serve: {} (etag {}, durability {}; {swept} stale temporaries removed), \
+         listening on {}",
+        a.data.display(),
+        a.etag.as_str(),
+        a.durability.as_str(),
+        listening.join(", ")
+    );
+    while stop.requested().is_none() {
+        std::thread::sleep(Duration::from_millis(50));
     }
-    handle.shutdown().context("stopping the HTTP server")?;
-    eprintln!("s3hpc: stopped");
+    let sig = stop.requested().unwrap_or(0);
+    eprintln!(
+        "s3hpc serve: {} received: finishing the requests in flight",
+        signal_name(sig)
+    );
+    if let Some(g) = gateway {
+        g.stop();
+    }
+    if let Some(h) = http {
+        h.shutdown().context("stopping the HTTP server")?;
+    }
+    eprintln!("s3hpc serve: stopped");
     Ok(())
 }

@@ -28,7 +28,24 @@ pub struct GetObject {
     /// `(offset, length)` of the bytes `body` yields.
     pub offset: u64,
     pub length: u64,
-    pub body: Box<dyn Read + Send>,
+    pub body: Box<dyn ObjectBody>,
+}
+
+/// A GET body: a reader of exactly the requested bytes which may also say
+/// which local file they come from.
+pub trait ObjectBody: Read + Send {
+    /// The open, read-only file holding the bytes (at the GET's offset), if
+    /// the body reads a local file. The RPC gateway passes it to clients on
+    /// the same node, which then read the page cache directly.
+    fn file(&self) -> Option<&std::fs::File> {
+        None
+    }
+}
+
+impl ObjectBody for s3hpc_store::ObjectReader {
+    fn file(&self) -> Option<&std::fs::File> {
+        Some(s3hpc_store::ObjectReader::file(self))
+    }
 }
 
 /// S3 operations, as a client sees them.

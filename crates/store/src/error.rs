@@ -53,6 +53,8 @@ error_codes! {
     NotImplemented => "NotImplemented",
     InsufficientStorage => "InsufficientStorage",
     AccessDenied => "AccessDenied",
+    // A remote transport cannot reach its server.
+    ServiceUnavailable => "ServiceUnavailable",
     InternalError => "InternalError",
 }
 
@@ -69,6 +71,7 @@ impl ErrorCode {
             InsufficientStorage => 507,
             AccessDenied => 403,
             InternalError => 500,
+            ServiceUnavailable => 503,
             _ => 400,
         }
     }

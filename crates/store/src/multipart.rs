@@ -335,8 +335,10 @@ impl Store {
     }
 
     /// Removes temporaries left by killed writers anywhere under the data
-    /// root, if older than `older_than`. Younger ones may belong to a live
-    /// writer on another node and are left alone. Returns how many went.
+    /// root: those older than `older_than`, and any whose writer was a
+    /// process of this host that has exited. Other young ones may belong to
+    /// a live writer on another node and are left alone. Returns how many
+    /// went.
     pub fn sweep_temporaries(&self, older_than: std::time::Duration) -> Result<usize> {
         let root = self
             .open_listing("")
@@ -376,7 +378,7 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
             }
             FileType::RegularFile
                 if bytes.starts_with(crate::temp::TEMP_PREFIX.as_bytes())
-                    && meta::mtime(&st) <= cutoff
+                    && (meta::mtime(&st) <= cutoff || crate::temp::writer_is_gone(bytes))
                     && unlinkat(dir, name, AtFlags::empty()).is_ok() =>
             {
                 removed += 1;

@@ -23,6 +23,13 @@ pub struct ObjectReader {
 }
 
 impl ObjectReader {
+    /// The open (read-only) file the bytes come from. A server on the same
+    /// node can hand it to its client, which then reads the page cache
+    /// directly (at the GET's offset) instead of through a socket.
+    pub fn file(&self) -> &File {
+        self.file.get_ref()
+    }
+
     /// The open file underneath (for copying without user-space buffers).
     pub(crate) fn into_file(self) -> File {
         self.file.into_inner()

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 /// A bucket as listed by ListBuckets.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BucketInfo {
     pub name: String,
     pub created: SystemTime,
@@ -13,6 +14,7 @@ pub struct BucketInfo {
 
 /// What HEAD returns about an object, and what listings carry per key.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ObjectInfo {
     pub key: String,
     pub size: u64,
@@ -26,6 +28,7 @@ pub struct ObjectInfo {
 
 /// Options of a PUT beyond the body.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PutOptions {
     pub content_type: Option<String>,
     pub metadata: BTreeMap<String, String>,
@@ -45,6 +48,7 @@ pub enum PutBody<'a> {
 /// A byte range as in the HTTP Range header: `bytes=first-last`, `bytes=first-`
 /// or `bytes=-suffix_len`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ByteRange {
     /// Inclusive on both ends; `last: None` means to the end.
     FromTo { first: u64, last: Option<u64> },
@@ -89,6 +93,7 @@ impl ByteRange {
 
 /// Parameters of ListObjects (v1 and v2 map onto the same request).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ListRequest {
     pub prefix: String,
     pub delimiter: Option<String>,
@@ -102,6 +107,7 @@ pub struct ListRequest {
 
 /// One page of a listing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ListPage {
     pub objects: Vec<ObjectInfo>,
     pub common_prefixes: Vec<String>,
@@ -113,6 +119,7 @@ pub struct ListPage {
 
 /// One part of a multipart upload.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PartInfo {
     pub part_number: u32,
     pub size: u64,
@@ -122,6 +129,7 @@ pub struct PartInfo {
 
 /// A multipart upload in progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct UploadInfo {
     pub key: String,
     pub upload_id: String,

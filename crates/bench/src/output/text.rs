@@ -136,6 +136,46 @@ pub fn comparison(out: &mut dyn Write, run: &RunInfo, s: &Summary) -> io::Result
     out.flush()
 }
 
+/// The backend other S3 transports are compared with: the engine in the
+/// application, with no transport at all.
+const IN_PROCESS: &str = "embedded";
+
+/// What each S3 transport costs: its value per phase as a ratio of the
+/// embedded backend's (medians over repetitions). Printed when embedded
+/// and another S3 backend ran.
+pub fn transport_cost(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
+    let others: Vec<&String> = s
+        .backends
+        .iter()
+        .filter(|b| *b != BASELINE && *b != IN_PROCESS)
+        .collect();
+    if others.is_empty() || !s.backends.iter().any(|b| b == IN_PROCESS) {
+        return Ok(());
+    }
+    writeln!(out)?;
+    let mut header = format!("{:<20}", "transport cost");
+    for b in &others {
+        header += &format!(" {:>20}", format!("{b}/{IN_PROCESS}"));
+    }
+    writeln!(out, "{header}")?;
+    writeln!(out, "{}", "-".repeat(header.len()))?;
+    for (rows, label) in [(&s.phases, ""), (&s.scores, "score ")] {
+        for (name, _) in Summary::names(rows) {
+            let mut line = format!("{:<20}", format!("{label}{name}"));
+            let base = Summary::find(rows, IN_PROCESS, name).map(|r| r.value.median);
+            for b in &others {
+                let mine = Summary::find(rows, b, name).map(|r| r.value.median);
+                line += &match (mine, base) {
+                    (Some(m), Some(e)) if e > 0.0 => format!(" {:>20.2}", m / e),
+                    _ => format!(" {:>20}", "-"),
+                };
+            }
+            writeln!(out, "{line}")?;
+        }
+    }
+    out.flush()
+}
+
 /// Per-op latency quantiles (median and 99th percentile) of each backend:
 /// where the time goes, per phase. Over several repetitions, the median of
 /// each quantile.

@@ -69,6 +69,9 @@ impl std::str::FromStr for S3Mode {
 
 pub struct S3Storage {
     client: Arc<dyn S3Client>,
+    /// What must live as long as the client, and go after it: a gateway
+    /// the bench started for this backend.
+    _service: Option<Box<dyn std::any::Any + Send + Sync>>,
     mode: S3Mode,
     /// The bucket (single-bucket mode) or the bucket-name prefix.
     bucket: String,
@@ -82,10 +85,18 @@ impl S3Storage {
     pub fn new(client: Arc<dyn S3Client>, mode: S3Mode, bucket: &str) -> S3Storage {
         S3Storage {
             client,
+            _service: None,
             mode,
             bucket: bucket.to_string(),
             opts: PutOptions::default(),
         }
+    }
+
+    /// Keeps `service` (say, a gateway) alive until this storage is dropped,
+    /// after the client.
+    pub fn with_service(mut self, service: impl std::any::Any + Send + Sync) -> S3Storage {
+        self._service = Some(Box::new(service));
+        self
     }
 
     /// The bucket holding `path`'s objects.

@@ -61,6 +61,17 @@ impl HttpClient {
     }
 }
 
+/// A GET body streamed from the connection (no local file behind it).
+struct HttpBody(ureq::BodyReader<'static>);
+
+impl std::io::Read for HttpBody {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl crate::ObjectBody for HttpBody {}
+
 fn range_header(r: ByteRange) -> String {
     match r {
         ByteRange::FromTo { first, last: None } => format!("bytes={first}-"),
@@ -177,7 +188,7 @@ impl S3Client for HttpClient {
             info,
             offset,
             length,
-            body: Box::new(resp.into_body().into_reader()),
+            body: Box::new(HttpBody(resp.into_body().into_reader())),
         })
     }
 

@@ -1,0 +1,282 @@
+//! `s3hpc serve --rpc`, as a process: clean stop on SIGTERM, a kill in the
+//! middle of an upload, the sweep of its leftovers at the next start, and
+//! the bench against a running gateway.
+
+use s3hpc_client::{ListRequest, PutBody, PutOptions, S3Client};
+use s3hpc_rpc::frame::{push_encoded, push_frame, Header, Kind};
+use s3hpc_rpc::message::Request;
+use s3hpc_rpc::RemoteClient;
+use std::borrow::Cow;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Server {
+    child: Child,
+    /// The start-up line on stderr.
+    banner: String,
+}
+
+fn serve(data: &Path, args: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+        .arg("serve")
+        .arg("--data")
+        .arg(data)
+        .args(["--durability", "none"])
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut banner)
+        .unwrap();
+    assert!(banner.contains("listening on"), "{banner}");
+    Server { child, banner }
+}
+
+fn sigterm(child: &Child) {
+    let ok = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "server did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn temporaries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".s3hpc-tmp")
+        })
+        .collect()
+}
+
+#[test]
+fn sigterm_stops_cleanly_and_removes_the_socket() {
+    let t = tempfile::tempdir().unwrap();
+    let sock = t.path().join("gw.sock");
+    let unix = format!("unix:{}", sock.display());
+    let mut s = serve(
+        &t.path().join("data"),
+        &["--rpc", &unix, "--rpc", "tcp:127.0.0.1:0"],
+    );
+    // The TCP address with its real port is in the banner.
+    let tcp = s
+        .banner
+        .split_whitespace()
+        .find(|w| w.starts_with("tcp:"))
+        .unwrap()
+        .trim_end_matches(',')
+        .to_string();
+    let a = RemoteClient::connect(&unix).unwrap();
+    let b = RemoteClient::connect(&tcp).unwrap();
+    a.create_bucket("both").unwrap();
+    b.put_object(
+        "both",
+        "k",
+        PutBody::Bytes(b"via tcp"),
+        &PutOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(a.head_object("both", "k").unwrap().size, 7);
+    sigterm(&s.child);
+    let status = wait_exit(&mut s.child);
+    assert!(status.success(), "{status:?}");
+    let mut rest = String::new();
+    s.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut rest)
+        .unwrap();
+    assert!(rest.contains("stopped"), "{rest}");
+    assert!(!sock.exists(), "socket file left behind");
+}
+
+#[test]
+fn a_gateway_killed_mid_upload_leaves_no_partial_object_and_its_leftovers_go() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("data");
+    let sock = t.path().join("gw.sock");
+    let unix = format!("unix:{}", sock.display());
+    let mut s = serve(&data, &["--rpc", &unix]);
+    let c = RemoteClient::connect(&unix).unwrap();
+    c.create_bucket("bkt").unwrap();
+    // Overwrites from one connection run on one gateway thread, which then
+    // writes the next overwrite into a named temporary.
+    let mut raw = UnixStream::connect(&sock).unwrap();
+    raw.write_all(b"S3HPCRPC\x01\0\0\0\0\0\0\0").unwrap();
+    raw.read_exact(&mut [0u8; 16]).unwrap();
+    let opts = PutOptions::default();
+    let put = |id: u64, body: &[u8], end: bool| {
+        let req = Request::PutObject {
+            bucket: "bkt".into(),
+            key: "k".into(),
+            len: None,
+            opts: Cow::Borrowed(&opts),
+        };
+        let mut out = Vec::new();
+        push_encoded(&mut out, Kind::Request, req.op(), id, &req).unwrap();
+        let kind = if end { Kind::DataEnd } else { Kind::Data };
+        push_frame(&mut out, kind, 0, id, body);
+        out
+    };
+    for id in 1..=3u64 {
+        raw.write_all(&put(id, format!("version {id}").as_bytes(), true))
+            .unwrap();
+        let mut h = [0u8; 16];
+        raw.read_exact(&mut h).unwrap();
+        let h = Header::decode(&h).unwrap();
+        assert_eq!(h.kind, Kind::Response);
+        raw.read_exact(&mut vec![0u8; h.len as usize]).unwrap();
+    }
+    raw.write_all(&put(4, &vec![b'x'; 1 << 20], false)).unwrap();
+    let dir = data.join("bkt");
+    let t0 = Instant::now();
+    while temporaries(&dir).is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+    let left = temporaries(&dir);
+    assert_eq!(left.len(), 1, "the upload reached its named temporary");
+    // Killed: the object is the last complete version, and the temporary
+    // the kill left is hidden, then removed at the next start (its writer
+    // is a process of this host that no longer exists).
+    let mut s = serve(&data, &["--rpc", &unix]);
+    assert!(
+        s.banner
+            .contains(&format!("{} stale temporaries removed", left.len())),
+        "{} left: {}",
+        left.len(),
+        s.banner
+    );
+    assert!(temporaries(&dir).is_empty());
+    let c = RemoteClient::connect(&unix).unwrap();
+    let mut body = String::new();
+    c.get_object("bkt", "k", None)
+        .unwrap()
+        .body
+        .read_to_string(&mut body)
+        .unwrap();
+    assert_eq!(body, "version 3");
+    let page = c
+        .list_objects(
+            "bkt",
+            &ListRequest {
+                max_keys: 1000,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(page.objects.len(), 1);
+    sigterm(&s.child);
+    assert!(wait_exit(&mut s.child).success());
+}
+
+#[test]
+fn bench_against_a_running_gateway_and_bad_serve_options() {
+    let t = tempfile::tempdir().unwrap();
+    let sock = t.path().join("gw.sock");
+    let unix = format!("unix://{}", sock.display());
+    let mut s = serve(&t.path().join("data"), &["--rpc", &unix]);
+    let out = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+        .args([
+            "bench",
+            "io500",
+            "--backends",
+            "posix,remote",
+            "--remote",
+            &unix,
+        ])
+        .arg("--dir")
+        .arg(t.path().join("bench"))
+        .args([
+            "--stonewall",
+            "0.2",
+            "--ranks",
+            "2",
+            "--ior-easy-max-bytes",
+            "2m",
+        ])
+        .args([
+            "--ior-hard-max-segments",
+            "10",
+            "--mdtest-easy-max-files",
+            "50",
+        ])
+        .args(["--mdtest-hard-max-files", "50"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("remote/posix"), "{stdout}");
+    // What the transport costs against the engine in the process.
+    let cost = stdout
+        .split("transport cost")
+        .nth(1)
+        .expect("transport table");
+    assert!(cost.contains("remote/embedded"), "{stdout}");
+    assert!(cost.contains("mdtest-easy-stat") && cost.contains("score total"));
+    // The bench removed what it wrote through the gateway.
+    let c = RemoteClient::connect(&unix).unwrap();
+    for b in c.list_buckets().unwrap() {
+        let page = c.list_objects(
+            &b.name,
+            &ListRequest {
+                max_keys: 10,
+                ..Default::default()
+            },
+        );
+        assert!(page.unwrap().objects.is_empty(), "{} not emptied", b.name);
+    }
+    sigterm(&s.child);
+    assert!(wait_exit(&mut s.child).success());
+
+    // No address, a bad address, a gateway that is not there.
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let data = t.path().join("d2");
+    let data = data.to_str().unwrap();
+    assert!(run(&["serve", "--data", data]).contains("--rpc unix:PATH"));
+    assert!(run(&["serve", "--data", data, "--rpc", "http://x:1"]).contains("no gateway address"));
+    let e = run(&[
+        "bench",
+        "io500",
+        "--backends",
+        "remote",
+        "--remote",
+        &unix,
+        "--dir",
+        data,
+    ]);
+    assert!(e.contains("cannot reach the s3hpc gateway"), "{e}");
+}

@@ -1,0 +1,697 @@
+//! `RemoteClient`: the `S3Client` over a gateway.
+//!
+//! Connections are pooled: a call takes an idle connection (or opens one),
+//! and gives it back when its reply, and for a GET its body, has been read.
+//! With one call at a time per thread this is one connection per thread,
+//! without tying connections to threads that may exit.
+//!
+//! After a gateway restart, pooled connections are dead. A call whose
+//! request can be sent again (everything but a streamed body) that fails
+//! on a reused connection before any reply arrived is retried once on a new
+//! connection; before a streamed body, an idle connection is checked with
+//! one `poll` instead, since the body cannot be read twice.
+
+use crate::addr::Address;
+use crate::body::{decode_error, send_body, DataIn};
+use crate::conn::Connection;
+use crate::frame::{push_encoded, push_frame, Kind, ProtocolError};
+use crate::message::{Request, Response};
+use crate::shm::{SharedBuffer, SHARED_BUFFER_BYTES};
+use s3hpc_client::{
+    BucketInfo, ByteRange, ErrorCode, GetObject, ListPage, ListRequest, ObjectBody, ObjectInfo,
+    PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, UploadInfo,
+};
+use std::borrow::Cow;
+use std::io::{self, Read};
+use std::os::fd::AsFd;
+use std::sync::{Arc, Mutex};
+
+/// Idle connections kept per client; more are closed when returned.
+const MAX_IDLE: usize = 1024;
+/// A GET body dropped unread is drained, to keep its connection, when at
+/// most this much is left; a longer one costs a new connection instead.
+const DRAIN_ON_DROP: u64 = 1 << 20;
+
+pub struct RemoteClient {
+    pool: Arc<Pool>,
+}
+
+struct Pool {
+    addr: Address,
+    idle: Mutex<Vec<Connection>>,
+}
+
+/// Why a call failed.
+enum Failure {
+    /// The gateway answered with an S3 error: the connection is fine.
+    S3(S3Error),
+    /// The connection failed. `replied`: some of the reply had arrived.
+    Transport { err: ProtocolError, replied: bool },
+}
+
+/// A request's body, in a form that can be sent again when it is bytes.
+enum Body<'a> {
+    None,
+    Bytes(&'a [u8]),
+    Stream(&'a mut dyn Read, Option<u64>),
+}
+
+impl<'a> From<PutBody<'a>> for Body<'a> {
+    fn from(b: PutBody<'a>) -> Self {
+        match b {
+            PutBody::Bytes(b) => Body::Bytes(b),
+            PutBody::Stream { reader, len } => Body::Stream(reader, len),
+        }
+    }
+}
+
+impl RemoteClient {
+    /// A client for the gateway at `addr` (any spelling [`Address`]
+    /// accepts). Connects once, so a gateway that is down or speaks another
+    /// version is reported here, with what to do about it.
+    pub fn connect(addr: &str) -> Result<RemoteClient> {
+        let addr: Address = addr
+            .parse()
+            .map_err(|e: String| S3Error::new(ErrorCode::InvalidArgument, e))?;
+        let pool = Arc::new(Pool {
+            addr,
+            idle: Mutex::new(Vec::new()),
+        });
+        let conn = pool.open()?;
+        pool.put_back(conn);
+        Ok(RemoteClient { pool })
+    }
+
+    pub fn address(&self) -> &Address {
+        &self.pool.addr
+    }
+
+    /// Sends `req` (and its body) and reads the reply, on a pooled
+    /// connection, retrying once as the module documentation says. Returns
+    /// the connection with the reply; the caller gives it back.
+    fn call(&self, req: &Request<'_>, body: Body<'_>) -> Result<(Response, Connection)> {
+        let streamed = matches!(body, Body::Stream(..));
+        let mut body = body;
+        let (mut conn, reused) = self.pool.take(streamed)?;
+        let mut result = exchange(&mut conn, req, &mut body);
+        if let Err(Failure::Transport { replied: false, .. }) = &result {
+            if reused && !streamed {
+                conn = self.pool.open()?;
+                result = exchange(&mut conn, req, &mut body);
+            }
+        }
+        match result {
+            Ok(r) => Ok((r, conn)),
+            Err(Failure::S3(e)) => {
+                self.pool.put_back(conn);
+                Err(e)
+            }
+            Err(Failure::Transport { err, .. }) => Err(self.pool.transport_error(req.name(), err)),
+        }
+    }
+
+    /// A GET answered with the object's open file: read it directly.
+    fn object_from_file(
+        &self,
+        conn: Connection,
+        info: ObjectInfo,
+        offset: u64,
+        length: u64,
+    ) -> Result<GetObject> {
+        let Some(fd) = conn.stream().take_fd() else {
+            return Err(self.pool.transport_error(
+                "GetObject",
+                ProtocolError::Decode("a file reply came without its descriptor".into()),
+            ));
+        };
+        self.pool.put_back(conn);
+        let body = FileBody {
+            file: std::fs::File::from(fd),
+            pos: offset,
+            end: offset + length,
+            key: info.key.clone(),
+        };
+        Ok(GetObject {
+            info,
+            offset,
+            length,
+            body: Box::new(body),
+        })
+    }
+
+    /// A call whose reply carries no body.
+    fn simple(&self, req: Request<'_>, body: Body<'_>) -> Result<Response> {
+        let (r, conn) = self.call(&req, body)?;
+        self.pool.put_back(conn);
+        Ok(r)
+    }
+}
+
+/// One request and its reply on `conn`.
+fn exchange(
+    conn: &mut Connection,
+    req: &Request<'_>,
+    body: &mut Body<'_>,
+) -> std::result::Result<Response, Failure> {
+    let transport = |err: ProtocolError, replied| Failure::Transport { err, replied };
+    let shared = match body {
+        Body::Bytes(b) if conn.wants_shared(b.len()) => {
+            attach_shared(conn).map_err(|e| transport(e, false))?
+        }
+        _ => false,
+    };
+    let op = req.op();
+    let id = conn.next_id();
+    conn.out.clear();
+    push_encoded(&mut conn.out, Kind::Request, op, id, req).map_err(|e| {
+        Failure::S3(S3Error::new(
+            ErrorCode::InvalidArgument,
+            format!("the {} request is too large to send: {e}", req.name()),
+        ))
+    })?;
+    let local_failure = match body {
+        Body::None => {
+            conn.flush_out().map_err(|e| transport(e.into(), false))?;
+            None
+        }
+        Body::Bytes(b) if shared && conn.shared.as_mut().is_some_and(|s| s.fill(b)) => {
+            let count = (b.len() as u64).to_le_bytes();
+            push_frame(&mut conn.out, Kind::SharedBody, 0, id, &count);
+            conn.flush_out().map_err(|e| transport(e.into(), false))?;
+            None
+        }
+        Body::Bytes(b) => {
+            let len = Some(b.len() as u64);
+            send_body(conn, op, id, &mut &b[..], len).map_err(|e| transport(e.into(), false))?
+        }
+        Body::Stream(r, len) => {
+            send_body(conn, op, id, *r, *len).map_err(|e| transport(e.into(), false))?
+        }
+    };
+    let h = match conn.read_header() {
+        Ok(Some(h)) => h,
+        Ok(None) => {
+            let eof = io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the gateway closed the connection",
+            );
+            return Err(transport(eof.into(), false));
+        }
+        Err(e) => return Err(transport(e, false)),
+    };
+    if h.id != id {
+        return Err(transport(
+            ProtocolError::WrongId {
+                got: h.id,
+                wanted: id,
+            },
+            true,
+        ));
+    }
+    let payload = conn.read_payload(&h).map_err(|e| transport(e, true))?;
+    let reply = match h.kind {
+        Kind::Response => {
+            postcard::from_bytes::<Response>(payload).map_err(|e| transport(e.into(), true))?
+        }
+        Kind::Error => {
+            return Err(Failure::S3(
+                local_failure.unwrap_or_else(|| decode_error(payload)),
+            ))
+        }
+        other => {
+            return Err(transport(
+                ProtocolError::Unexpected {
+                    got: other,
+                    wanted: "a reply",
+                },
+                true,
+            ))
+        }
+    };
+    // The body failed here, yet the gateway accepted what it got: report
+    // the local failure all the same.
+    match local_failure {
+        Some(e) => Err(Failure::S3(e)),
+        None => Ok(reply),
+    }
+}
+
+/// Makes sure `conn` has a shared PUT buffer the gateway accepted; `false`
+/// if it cannot have one (the gateway or the system refused: remembered).
+fn attach_shared(conn: &mut Connection) -> std::result::Result<bool, ProtocolError> {
+    if conn.shared.is_some() {
+        return Ok(true);
+    }
+    let Ok((buffer, fd)) = SharedBuffer::create(SHARED_BUFFER_BYTES) else {
+        conn.shared_refused = true;
+        return Ok(false);
+    };
+    let req = Request::AttachSharedBuffer {
+        size: SHARED_BUFFER_BYTES,
+    };
+    let id = conn.next_id();
+    conn.out.clear();
+    push_encoded(&mut conn.out, Kind::Request, req.op(), id, &req)?;
+    conn.stream().send_with_fd(&conn.out, fd.as_fd())?;
+    conn.out.clear();
+    let h = conn.read_header()?.ok_or_else(|| {
+        ProtocolError::Io(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the gateway closed the connection",
+        ))
+    })?;
+    if h.id != id {
+        return Err(ProtocolError::WrongId {
+            got: h.id,
+            wanted: id,
+        });
+    }
+    conn.read_payload(&h)?;
+    match h.kind {
+        Kind::Response => {
+            conn.shared = Some(buffer);
+            Ok(true)
+        }
+        Kind::Error => {
+            conn.shared_refused = true;
+            Ok(false)
+        }
+        other => Err(ProtocolError::Unexpected {
+            got: other,
+            wanted: "a reply",
+        }),
+    }
+}
+
+impl Pool {
+    /// An idle connection, or a new one; `true` if it was idle (reused).
+    fn take(&self, check: bool) -> Result<(Connection, bool)> {
+        loop {
+            let conn = self.idle.lock().expect("not poisoned").pop();
+            match conn {
+                Some(c) if !check || c.stream().looks_idle() => return Ok((c, true)),
+                Some(_) => continue,
+                None => return Ok((self.open()?, false)),
+            }
+        }
+    }
+
+    fn put_back(&self, conn: Connection) {
+        let mut idle = self.idle.lock().expect("not poisoned");
+        if idle.len() < MAX_IDLE {
+            idle.push(conn);
+        }
+    }
+
+    fn open(&self) -> Result<Connection> {
+        let stream = self.addr.connect().map_err(|e| {
+            S3Error::new(
+                ErrorCode::ServiceUnavailable,
+                format!(
+                    "cannot reach the s3hpc gateway at {}: {e}; is `s3hpc serve --rpc {}` \
+                     running?",
+                    self.addr, self.addr
+                ),
+            )
+        })?;
+        let mut conn = Connection::new(stream);
+        conn.client_handshake().map_err(|e| {
+            S3Error::new(
+                ErrorCode::ServiceUnavailable,
+                format!("the gateway at {} refused the connection: {e}", self.addr),
+            )
+        })?;
+        Ok(conn)
+    }
+
+    fn transport_error(&self, op: &str, err: ProtocolError) -> S3Error {
+        match err {
+            ProtocolError::Io(e) => S3Error::new(
+                ErrorCode::ServiceUnavailable,
+                format!(
+                    "lost the connection to the gateway at {} during {op}: {e}",
+                    self.addr
+                ),
+            ),
+            other => S3Error::new(
+                ErrorCode::InternalError,
+                format!(
+                    "the gateway at {} broke the protocol during {op}: {other}",
+                    self.addr
+                ),
+            ),
+        }
+    }
+}
+
+/// A GET body arriving as data frames. Its connection goes back to the
+/// pool when the body has been read, or drained on drop if little is left.
+struct RemoteBody {
+    data: Option<DataIn<Connection>>,
+    pool: Arc<Pool>,
+    length: u64,
+    key: String,
+}
+
+impl Read for RemoteBody {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(data) = self.data.as_mut() else {
+            return Ok(0);
+        };
+        let n = data.read(buf)?;
+        if data.received > self.length {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the gateway sent more than the {} bytes of {}",
+                    self.length, self.key
+                ),
+            ));
+        }
+        if n == 0 && !buf.is_empty() {
+            let got = data.received;
+            self.finish();
+            if got != self.length {
+                return Err(io::Error::other(S3Error::new(
+                    ErrorCode::IncompleteBody,
+                    format!("{} ended after {got} of {} bytes", self.key, self.length),
+                )));
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl ObjectBody for RemoteBody {}
+
+/// A GET body read straight from the object's file, which the gateway
+/// passed: the bytes come from the page cache as in the embedded path.
+struct FileBody {
+    file: std::fs::File,
+    pos: u64,
+    end: u64,
+    key: String,
+}
+
+impl Read for FileBody {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let want = (buf.len() as u64).min(self.end - self.pos) as usize;
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        if n == 0 {
+            // Shortened under us by a POSIX writer.
+            return Err(io::Error::other(S3Error::new(
+                ErrorCode::IncompleteBody,
+                format!("{} ended {} bytes early", self.key, self.end - self.pos),
+            )));
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl ObjectBody for FileBody {
+    fn file(&self) -> Option<&std::fs::File> {
+        Some(&self.file)
+    }
+}
+
+impl RemoteBody {
+    /// Gives the connection back if the body ended cleanly.
+    fn finish(&mut self) {
+        if let Some(data) = self.data.take() {
+            if data.finished() && !data.broken() {
+                self.pool.put_back(data.into_inner());
+            }
+        }
+    }
+}
+
+impl Drop for RemoteBody {
+    fn drop(&mut self) {
+        if let Some(data) = self.data.as_mut() {
+            let left = self.length.saturating_sub(data.received);
+            if !data.finished() && !data.broken() && left <= DRAIN_ON_DROP {
+                let _ = data.drain();
+            }
+        }
+        self.finish();
+    }
+}
+
+/// Maps the reply to what the caller expects; any other reply is a
+/// protocol error.
+fn expect<T>(
+    req: &'static str,
+    r: Response,
+    pick: impl FnOnce(Response) -> Option<T>,
+) -> Result<T> {
+    let got = format!("{r:?}");
+    pick(r).ok_or_else(|| {
+        let mut got = got;
+        got.truncate(80);
+        S3Error::new(
+            ErrorCode::InternalError,
+            format!("the gateway answered {req} with {got}"),
+        )
+    })
+}
+
+macro_rules! reply {
+    ($req:expr, $r:expr, $pat:pat => $out:expr) => {
+        expect($req, $r, |r| match r {
+            $pat => Some($out),
+            _ => None,
+        })
+    };
+}
+
+impl S3Client for RemoteClient {
+    fn transport(&self) -> &'static str {
+        "remote"
+    }
+
+    fn create_bucket(&self, bucket: &str) -> Result<()> {
+        let r = self.simple(
+            Request::CreateBucket {
+                bucket: bucket.into(),
+            },
+            Body::None,
+        )?;
+        reply!("CreateBucket", r, Response::Done => ())
+    }
+
+    fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        let r = self.simple(
+            Request::DeleteBucket {
+                bucket: bucket.into(),
+            },
+            Body::None,
+        )?;
+        reply!("DeleteBucket", r, Response::Done => ())
+    }
+
+    fn head_bucket(&self, bucket: &str) -> Result<()> {
+        let r = self.simple(
+            Request::HeadBucket {
+                bucket: bucket.into(),
+            },
+            Body::None,
+        )?;
+        reply!("HeadBucket", r, Response::Done => ())
+    }
+
+    fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
+        let r = self.simple(Request::ListBuckets, Body::None)?;
+        reply!("ListBuckets", r, Response::Buckets(b) => b)
+    }
+
+    fn put_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: PutBody<'_>,
+        opts: &PutOptions,
+    ) -> Result<String> {
+        let len = match &body {
+            PutBody::Bytes(b) => Some(b.len() as u64),
+            PutBody::Stream { len, .. } => *len,
+        };
+        let req = Request::PutObject {
+            bucket: bucket.into(),
+            key: key.into(),
+            len,
+            opts: Cow::Borrowed(opts),
+        };
+        let r = self.simple(req, body.into())?;
+        reply!("PutObject", r, Response::ETag(e) => e)
+    }
+
+    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
+        let req = Request::GetObject {
+            bucket: bucket.into(),
+            key: key.into(),
+            range,
+            fd_ok: self.pool.addr.is_local(),
+        };
+        let (r, conn) = self.call(&req, Body::None)?;
+        if let Response::ObjectFd {
+            info,
+            offset,
+            length,
+        } = r
+        {
+            return self.object_from_file(conn, info, offset, length);
+        }
+        // On any other reply the connection is dropped: what follows on it
+        // is unknown.
+        let (info, offset, length) = reply!("GetObject", r,
+            Response::Object { info, offset, length } => (info, offset, length))?;
+        let id = conn.last_id();
+        let body = RemoteBody {
+            data: Some(DataIn::new(conn, id)),
+            pool: self.pool.clone(),
+            length,
+            key: info.key.clone(),
+        };
+        Ok(GetObject {
+            info,
+            offset,
+            length,
+            body: Box::new(body),
+        })
+    }
+
+    fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
+        let req = Request::HeadObject {
+            bucket: bucket.into(),
+            key: key.into(),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("HeadObject", r, Response::Info(i) => i)
+    }
+
+    fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
+        let req = Request::DeleteObject {
+            bucket: bucket.into(),
+            key: key.into(),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("DeleteObject", r, Response::Done => ())
+    }
+
+    fn list_objects(&self, bucket: &str, list: &ListRequest) -> Result<ListPage> {
+        let req = Request::ListObjects {
+            bucket: bucket.into(),
+            list: Cow::Borrowed(list),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("ListObjects", r, Response::List(p) => p)
+    }
+
+    fn copy_object(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+    ) -> Result<ObjectInfo> {
+        let req = Request::CopyObject {
+            src_bucket: src_bucket.into(),
+            src_key: src_key.into(),
+            dst_bucket: dst_bucket.into(),
+            dst_key: dst_key.into(),
+            opts: opts.map(Cow::Borrowed),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("CopyObject", r, Response::Info(i) => i)
+    }
+
+    fn create_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        opts: &PutOptions,
+    ) -> Result<String> {
+        let req = Request::CreateMultipartUpload {
+            bucket: bucket.into(),
+            key: key.into(),
+            opts: Cow::Borrowed(opts),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("CreateMultipartUpload", r, Response::UploadId(u) => u)
+    }
+
+    fn upload_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        part_number: u32,
+        body: PutBody<'_>,
+    ) -> Result<String> {
+        let len = match &body {
+            PutBody::Bytes(b) => Some(b.len() as u64),
+            PutBody::Stream { len, .. } => *len,
+        };
+        let req = Request::UploadPart {
+            bucket: bucket.into(),
+            key: key.into(),
+            upload_id: upload_id.into(),
+            part_number,
+            len,
+        };
+        let r = self.simple(req, body.into())?;
+        reply!("UploadPart", r, Response::ETag(e) => e)
+    }
+
+    fn complete_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+    ) -> Result<ObjectInfo> {
+        let req = Request::CompleteMultipartUpload {
+            bucket: bucket.into(),
+            key: key.into(),
+            upload_id: upload_id.into(),
+            parts: Cow::Borrowed(parts),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("CompleteMultipartUpload", r, Response::Info(i) => i)
+    }
+
+    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
+        let req = Request::AbortMultipartUpload {
+            bucket: bucket.into(),
+            key: key.into(),
+            upload_id: upload_id.into(),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("AbortMultipartUpload", r, Response::Done => ())
+    }
+
+    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
+        let req = Request::ListParts {
+            bucket: bucket.into(),
+            key: key.into(),
+            upload_id: upload_id.into(),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("ListParts", r, Response::Parts(p) => p)
+    }
+
+    fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
+        let req = Request::ListMultipartUploads {
+            bucket: bucket.into(),
+            prefix: prefix.into(),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("ListMultipartUploads", r, Response::Uploads(u) => u)
+    }
+}

@@ -1,0 +1,382 @@
+//! What requests and replies carry. Payloads are the postcard encoding
+//! (<https://postcard.jamesmunk.us/wire-format.html>) of these types, whose
+//! field lists docs/rpc.md gives per op. postcard is compact (varints, no
+//! field names), has a published wire format, and decodes from a bounded
+//! slice: it never allocates beyond what the frame holds, so a hostile
+//! payload cannot drive an allocation.
+//!
+//! The first byte of a request payload is the variant index of
+//! [`Request`], which is also the op code in the frame header. Requests
+//! borrow their strings from the received frame: no copy on the server.
+
+use s3hpc_client::{
+    BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutOptions,
+    S3Error, UploadInfo,
+};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// The protocol version both sides announce in the handshake. Bump it with
+/// any change to a frame, a request or a reply (the golden-bytes test in
+/// this module fails on such a change until it is bumped and updated).
+pub const VERSION: u32 = 1;
+
+/// Most parts one completion may name, as in S3.
+pub const MAX_PARTS: usize = 10_000;
+
+/// One request. The order of the variants is the op-code table: never
+/// reorder, only append (and bump [`VERSION`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Request<'a> {
+    CreateBucket {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+    },
+    DeleteBucket {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+    },
+    HeadBucket {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+    },
+    ListBuckets,
+    /// Followed by the body as data frames. `len`, when given, is checked.
+    PutObject {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        len: Option<u64>,
+        opts: Cow<'a, PutOptions>,
+    },
+    GetObject {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        range: Option<ByteRange>,
+        /// The client accepts the object's open file instead of its bytes
+        /// (it is on the same node, over a Unix socket).
+        fd_ok: bool,
+    },
+    HeadObject {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+    },
+    DeleteObject {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+    },
+    ListObjects {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        list: Cow<'a, ListRequest>,
+    },
+    CopyObject {
+        #[serde(borrow)]
+        src_bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        src_key: Cow<'a, str>,
+        #[serde(borrow)]
+        dst_bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        dst_key: Cow<'a, str>,
+        /// `None`: keep the source's content type and metadata.
+        opts: Option<Cow<'a, PutOptions>>,
+    },
+    CreateMultipartUpload {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        opts: Cow<'a, PutOptions>,
+    },
+    /// Followed by the body as data frames.
+    UploadPart {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        #[serde(borrow)]
+        upload_id: Cow<'a, str>,
+        part_number: u32,
+        len: Option<u64>,
+    },
+    CompleteMultipartUpload {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        #[serde(borrow)]
+        upload_id: Cow<'a, str>,
+        parts: Cow<'a, [(u32, String)]>,
+    },
+    AbortMultipartUpload {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        #[serde(borrow)]
+        upload_id: Cow<'a, str>,
+    },
+    ListParts {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        #[serde(borrow)]
+        upload_id: Cow<'a, str>,
+    },
+    ListMultipartUploads {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        prefix: Cow<'a, str>,
+    },
+    /// Unix sockets only: the frame carries a sealed memfd of `size` bytes
+    /// (SCM_RIGHTS) that later PUT bodies on this connection may come in
+    /// (a `SharedBody` frame instead of data frames).
+    AttachSharedBuffer {
+        size: u64,
+    },
+}
+
+impl Request<'_> {
+    /// The op code: the variant's index, as postcard writes it first.
+    pub fn op(&self) -> u8 {
+        match self {
+            Request::CreateBucket { .. } => 0,
+            Request::DeleteBucket { .. } => 1,
+            Request::HeadBucket { .. } => 2,
+            Request::ListBuckets => 3,
+            Request::PutObject { .. } => 4,
+            Request::GetObject { .. } => 5,
+            Request::HeadObject { .. } => 6,
+            Request::DeleteObject { .. } => 7,
+            Request::ListObjects { .. } => 8,
+            Request::CopyObject { .. } => 9,
+            Request::CreateMultipartUpload { .. } => 10,
+            Request::UploadPart { .. } => 11,
+            Request::CompleteMultipartUpload { .. } => 12,
+            Request::AbortMultipartUpload { .. } => 13,
+            Request::ListParts { .. } => 14,
+            Request::ListMultipartUploads { .. } => 15,
+            Request::AttachSharedBuffer { .. } => 16,
+        }
+    }
+
+    /// Whether data frames with a body follow the request.
+    pub fn has_body(&self) -> bool {
+        matches!(self, Request::PutObject { .. } | Request::UploadPart { .. })
+    }
+
+    /// A short name for logs and errors.
+    pub fn name(&self) -> &'static str {
+        op_name(self.op())
+    }
+
+    /// Decodes a request payload whose header named `op`, and checks the
+    /// limits postcard cannot know.
+    pub fn decode(op: u8, payload: &[u8]) -> Result<Request<'_>, String> {
+        let req: Request = postcard::from_bytes(payload).map_err(|e| e.to_string())?;
+        if req.op() != op {
+            return Err(format!(
+                "the header names op {op} but the payload holds {}",
+                req.name()
+            ));
+        }
+        if let Request::CompleteMultipartUpload { parts, .. } = &req {
+            if parts.len() > MAX_PARTS {
+                return Err(format!(
+                    "{} parts named; an upload has at most {MAX_PARTS}",
+                    parts.len()
+                ));
+            }
+        }
+        Ok(req)
+    }
+}
+
+/// The name of an op code, `unknown` for codes outside the table.
+pub fn op_name(op: u8) -> &'static str {
+    const NAMES: [&str; 17] = [
+        "CreateBucket",
+        "DeleteBucket",
+        "HeadBucket",
+        "ListBuckets",
+        "PutObject",
+        "GetObject",
+        "HeadObject",
+        "DeleteObject",
+        "ListObjects",
+        "CopyObject",
+        "CreateMultipartUpload",
+        "UploadPart",
+        "CompleteMultipartUpload",
+        "AbortMultipartUpload",
+        "ListParts",
+        "ListMultipartUploads",
+        "AttachSharedBuffer",
+    ];
+    NAMES.get(op as usize).copied().unwrap_or("unknown")
+}
+
+/// A successful reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Response {
+    Done,
+    Buckets(Vec<BucketInfo>),
+    /// PutObject and UploadPart: the quoted ETag.
+    ETag(String),
+    /// GetObject: followed by `length` bytes as data frames.
+    Object {
+        info: ObjectInfo,
+        offset: u64,
+        length: u64,
+    },
+    /// HeadObject, CopyObject, CompleteMultipartUpload.
+    Info(ObjectInfo),
+    List(ListPage),
+    UploadId(String),
+    Parts(Vec<PartInfo>),
+    Uploads(Vec<UploadInfo>),
+    /// GetObject to a same-node client that said `fd_ok`: the object's file,
+    /// open read-only, travels with this frame (SCM_RIGHTS); the client
+    /// reads `length` bytes at `offset` from it. No data frames follow.
+    ObjectFd {
+        info: ObjectInfo,
+        offset: u64,
+        length: u64,
+    },
+}
+
+/// A failed reply: the S3 error code (as S3 spells it) and the message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireError<'a> {
+    #[serde(borrow)]
+    pub code: Cow<'a, str>,
+    #[serde(borrow)]
+    pub message: Cow<'a, str>,
+}
+
+impl<'a> From<&'a S3Error> for WireError<'a> {
+    fn from(e: &'a S3Error) -> Self {
+        WireError {
+            code: Cow::Borrowed(e.code.as_str()),
+            message: Cow::Borrowed(&e.message),
+        }
+    }
+}
+
+impl From<WireError<'_>> for S3Error {
+    fn from(w: WireError<'_>) -> Self {
+        match ErrorCode::from_wire(&w.code) {
+            Some(code) => S3Error::new(code, w.message.into_owned()),
+            // A newer gateway's code: keep it readable rather than lose it.
+            None => S3Error::new(
+                ErrorCode::InternalError,
+                format!("{} ({})", w.message, w.code),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn op_codes_are_the_variant_indices() {
+        let opts = PutOptions::default();
+        let reqs = [
+            Request::ListBuckets,
+            Request::PutObject {
+                bucket: "b".into(),
+                key: "k".into(),
+                len: Some(3),
+                opts: Cow::Borrowed(&opts),
+            },
+            Request::ListMultipartUploads {
+                bucket: "b".into(),
+                prefix: "".into(),
+            },
+        ];
+        for r in reqs {
+            let bytes = postcard::to_allocvec(&r).unwrap();
+            assert_eq!(bytes[0], r.op(), "{r:?}");
+            assert_eq!(Request::decode(r.op(), &bytes).unwrap(), r);
+            assert!(Request::decode(r.op() ^ 1, &bytes).is_err());
+        }
+    }
+
+    /// Pins the encoding: a change to these types changes the bytes, and
+    /// must come with a new VERSION.
+    #[test]
+    fn golden_bytes() {
+        let opts = PutOptions {
+            content_type: Some("t".into()),
+            metadata: BTreeMap::from([("m".to_string(), "v".to_string())]),
+        };
+        let put = Request::PutObject {
+            bucket: "bk".into(),
+            key: "a/b".into(),
+            len: Some(300),
+            opts: Cow::Borrowed(&opts),
+        };
+        assert_eq!(
+            postcard::to_allocvec(&put).unwrap(),
+            [4, 2, b'b', b'k', 3, b'a', b'/', b'b', 1, 0xac, 2, 1, 1, b't', 1, 1, b'm', 1, b'v']
+        );
+        let info = Response::Info(ObjectInfo {
+            key: "k".into(),
+            size: 5,
+            last_modified: UNIX_EPOCH + Duration::new(2, 3),
+            etag: "\"e\"".into(),
+            content_type: None,
+            metadata: BTreeMap::new(),
+        });
+        assert_eq!(
+            postcard::to_allocvec(&info).unwrap(),
+            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0]
+        );
+        assert_eq!(VERSION, 1, "update the golden bytes with the version");
+    }
+
+    #[test]
+    fn hostile_payloads_are_errors_not_allocations() {
+        // A list of 2^60 parts announced in a few bytes.
+        let mut evil = vec![12u8, 1, b'b', 1, b'k', 1, b'u'];
+        evil.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f]);
+        assert!(Request::decode(12, &evil).is_err());
+        // A string longer than the payload.
+        assert!(Request::decode(0, &[0, 0xff, 0xff, 0x03, b'x']).is_err());
+        assert!(Request::decode(200, &[200]).is_err());
+        assert!(Request::decode(0, &[]).is_err());
+        // Invalid UTF-8 in a key.
+        assert!(Request::decode(6, &[6, 1, b'b', 1, 0xff]).is_err());
+    }
+
+    #[test]
+    fn unknown_error_codes_survive() {
+        let e: S3Error = WireError {
+            code: "SlowDown".into(),
+            message: "busy".into(),
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::InternalError);
+        assert!(e.message.contains("SlowDown"));
+        let e: S3Error = WireError {
+            code: "NoSuchKey".into(),
+            message: "gone".into(),
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::NoSuchKey);
+    }
+}

@@ -1,0 +1,367 @@
+//! One connection's life on the gateway: handshake, then requests in
+//! order until the client closes. A request that cannot be decoded gets an
+//! error reply and the connection goes on (frames are self-delimiting); a
+//! broken frame or a client gone inside a body ends the connection, and the
+//! caller logs that one line.
+
+use crate::addr::Stream;
+use crate::body::{push_error, send_body, DataIn};
+use crate::conn::Connection;
+use crate::frame::{push_encoded, Header, Kind, ProtocolError};
+use crate::message::{op_name, Request, Response};
+use crate::server::GatewayOptions;
+use crate::shm::SharedBuffer;
+use s3hpc_client::{ErrorCode, GetObject, PutBody, S3Client, S3Error};
+use std::os::fd::AsFd;
+
+/// Op codes whose requests carry a body, known without decoding the
+/// payload, so a body behind an undecodable request is still skipped.
+const OPS_WITH_BODY: [u8; 2] = [4, 11];
+
+/// One connection's state on the gateway.
+pub(super) struct Session {
+    conn: Connection,
+    /// The last request's payload (requests borrow their strings from it).
+    payload: Vec<u8>,
+    /// The client's PUT buffer, once attached.
+    shared: Option<SharedBuffer>,
+    greeted: bool,
+}
+
+/// What serving one request left.
+pub(super) enum Next {
+    /// More may follow.
+    Open,
+    /// The client closed the connection cleanly.
+    Closed,
+}
+
+impl Session {
+    pub(super) fn new(stream: Stream) -> Session {
+        Session {
+            conn: Connection::new(stream),
+            payload: Vec::new(),
+            shared: None,
+            greeted: false,
+        }
+    }
+
+    pub(super) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.conn.stream().as_fd()
+    }
+
+    pub(super) fn peer(&self) -> String {
+        self.conn.stream().peer()
+    }
+
+    /// Whether a whole request may already sit in the read buffer (read
+    /// along with the last one), so waiting for the socket would stall it.
+    pub(super) fn has_buffered_input(&self) -> bool {
+        self.conn.has_buffered_input()
+    }
+
+    /// Serves the handshake (the first time) or one request, blocking
+    /// until it is read and answered.
+    pub(super) fn serve_one(
+        &mut self,
+        client: &dyn S3Client,
+        opts: &GatewayOptions,
+    ) -> Result<Next, ProtocolError> {
+        let conn = &mut self.conn;
+        if !self.greeted {
+            self.greeted = true;
+            return match conn.server_handshake() {
+                // A probe that connects and leaves (a health check, the
+                // shutdown wake-up) is no error.
+                Err(e) if e.is_clean_eof() => Ok(Next::Closed),
+                r => r.map(|()| Next::Open),
+            };
+        }
+        let Some(h) = conn.read_header()? else {
+            return Ok(Next::Closed);
+        };
+        if h.kind != Kind::Request {
+            return Err(ProtocolError::Unexpected {
+                got: h.kind,
+                wanted: "a request",
+            });
+        }
+        conn.read_payload_into(&h, &mut self.payload)?;
+        let decoded = Request::decode(h.op, &self.payload);
+        if let Ok(Request::AttachSharedBuffer { size }) = decoded {
+            let reply = attach_shared(conn, size).map(|b| self.shared = Some(b));
+            send_reply(conn, &h, reply.map(|()| Response::Done))?;
+            return Ok(Next::Open);
+        }
+        // Descriptors come only with AttachSharedBuffer: close any other.
+        conn.stream().drop_fds();
+        match decoded {
+            Ok(req) => handle(client, opts, conn, self.shared.as_ref(), &h, req)?,
+            Err(why) => {
+                if OPS_WITH_BODY.contains(&h.op) {
+                    skip_body(conn, h.id)?;
+                }
+                let err = S3Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!(
+                        "malformed {} request (op {}): {why}; client and gateway must be the \
+                         same s3hpc version",
+                        op_name(h.op),
+                        h.op
+                    ),
+                );
+                push_error(&mut conn.out, h.op, h.id, &err);
+                conn.flush_out()?;
+            }
+        }
+        Ok(Next::Open)
+    }
+}
+
+/// Serves a connection on this thread until the client closes it.
+pub(super) fn serve(
+    client: &dyn S3Client,
+    opts: &GatewayOptions,
+    stream: Stream,
+) -> Result<(), ProtocolError> {
+    let mut session = Session::new(stream);
+    while let Next::Open = session.serve_one(client, opts)? {}
+    Ok(())
+}
+
+fn skip_body(conn: &mut Connection, id: u64) -> Result<(), ProtocolError> {
+    DataIn::new(conn, id).drain()?;
+    Ok(())
+}
+
+/// Runs one request and sends its reply.
+fn handle(
+    client: &dyn S3Client,
+    opts: &GatewayOptions,
+    conn: &mut Connection,
+    shared: Option<&SharedBuffer>,
+    h: &Header,
+    req: Request<'_>,
+) -> Result<(), ProtocolError> {
+    let reply = match req {
+        Request::CreateBucket { bucket } => client.create_bucket(&bucket).map(|()| Response::Done),
+        Request::DeleteBucket { bucket } => client.delete_bucket(&bucket).map(|()| Response::Done),
+        Request::HeadBucket { bucket } => client.head_bucket(&bucket).map(|()| Response::Done),
+        Request::ListBuckets => client.list_buckets().map(Response::Buckets),
+        Request::PutObject {
+            bucket,
+            key,
+            len,
+            opts,
+        } => with_body(conn, shared, h.id, len, |body| {
+            client.put_object(&bucket, &key, body, &opts)
+        })?
+        .map(Response::ETag),
+        Request::UploadPart {
+            bucket,
+            key,
+            upload_id,
+            part_number,
+            len,
+        } => with_body(conn, shared, h.id, len, |body| {
+            client.upload_part(&bucket, &key, &upload_id, part_number, body)
+        })?
+        .map(Response::ETag),
+        Request::GetObject {
+            bucket,
+            key,
+            range,
+            fd_ok,
+        } => match client.get_object(&bucket, &key, range) {
+            Ok(g) => return send_object(conn, h, g, fd_ok.then_some(opts.fd_min_bytes)),
+            Err(e) => Err(e),
+        },
+        Request::HeadObject { bucket, key } => {
+            client.head_object(&bucket, &key).map(Response::Info)
+        }
+        Request::DeleteObject { bucket, key } => {
+            client.delete_object(&bucket, &key).map(|()| Response::Done)
+        }
+        Request::ListObjects { bucket, list } => {
+            client.list_objects(&bucket, &list).map(Response::List)
+        }
+        Request::CopyObject {
+            src_bucket,
+            src_key,
+            dst_bucket,
+            dst_key,
+            opts,
+        } => client
+            .copy_object(
+                &src_bucket,
+                &src_key,
+                &dst_bucket,
+                &dst_key,
+                opts.as_deref(),
+            )
+            .map(Response::Info),
+        Request::CreateMultipartUpload { bucket, key, opts } => client
+            .create_multipart_upload(&bucket, &key, &opts)
+            .map(Response::UploadId),
+        Request::CompleteMultipartUpload {
+            bucket,
+            key,
+            upload_id,
+            parts,
+        } => client
+            .complete_multipart_upload(&bucket, &key, &upload_id, &parts)
+            .map(Response::Info),
+        Request::AbortMultipartUpload {
+            bucket,
+            key,
+            upload_id,
+        } => client
+            .abort_multipart_upload(&bucket, &key, &upload_id)
+            .map(|()| Response::Done),
+        Request::ListParts {
+            bucket,
+            key,
+            upload_id,
+        } => client
+            .list_parts(&bucket, &key, &upload_id)
+            .map(Response::Parts),
+        Request::ListMultipartUploads { bucket, prefix } => client
+            .list_multipart_uploads(&bucket, &prefix)
+            .map(Response::Uploads),
+        // Handled by the session, which owns the buffer.
+        Request::AttachSharedBuffer { .. } => Err(S3Error::new(
+            ErrorCode::InternalError,
+            "AttachSharedBuffer reached the request handler",
+        )),
+    };
+    send_reply(conn, h, reply)
+}
+
+/// Sends a reply without a body (or the error).
+fn send_reply(
+    conn: &mut Connection,
+    h: &Header,
+    reply: s3hpc_client::Result<Response>,
+) -> Result<(), ProtocolError> {
+    match reply {
+        Ok(r) => {
+            if let Err(e) = push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &r) {
+                let err = S3Error::new(
+                    ErrorCode::InternalError,
+                    format!("the reply to {} does not fit a frame: {e}", op_name(h.op)),
+                );
+                push_error(&mut conn.out, h.op, h.id, &err);
+            }
+        }
+        Err(e) => push_error(&mut conn.out, h.op, h.id, &e),
+    }
+    conn.flush_out()?;
+    Ok(())
+}
+
+/// Sends a GET reply: the object's open file to a same-node client that
+/// accepts files of this size (`fd_min`), else the header and the bytes as
+/// data frames.
+fn send_object(
+    conn: &mut Connection,
+    h: &Header,
+    mut g: GetObject,
+    fd_min: Option<u64>,
+) -> Result<(), ProtocolError> {
+    let passable = fd_min.is_some_and(|min| g.length >= min) && conn.stream().is_local();
+    if let Some(file) = g.body.file().filter(|_| passable) {
+        let head = Response::ObjectFd {
+            info: g.info,
+            offset: g.offset,
+            length: g.length,
+        };
+        push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &head)?;
+        conn.stream().send_with_fd(&conn.out, file.as_fd())?;
+        conn.out.clear();
+        return Ok(());
+    }
+    let head = Response::Object {
+        info: g.info,
+        offset: g.offset,
+        length: g.length,
+    };
+    push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &head)?;
+    // A read error midway goes to the client as an error frame that ends
+    // the body; the connection stays usable.
+    send_body(conn, h.op, h.id, &mut g.body, Some(g.length))?;
+    Ok(())
+}
+
+/// Maps the buffer a client passed with AttachSharedBuffer.
+fn attach_shared(conn: &Connection, size: u64) -> s3hpc_client::Result<SharedBuffer> {
+    let refuse = |why: String| S3Error::new(ErrorCode::InvalidArgument, why);
+    if !conn.stream().is_local() {
+        return Err(refuse("a shared buffer needs a Unix socket".into()));
+    }
+    let fd = conn
+        .stream()
+        .take_fd()
+        .ok_or_else(|| refuse("AttachSharedBuffer came without a descriptor".into()))?;
+    conn.stream().drop_fds();
+    SharedBuffer::attach(&fd, size).map_err(|e| refuse(format!("shared buffer refused: {e}")))
+}
+
+/// Runs `op` with the request's body, then makes sure the body was consumed
+/// to its end, so the next frame is the next request. The body is either
+/// data frames, passed on as a stream, or one frame naming bytes in the
+/// connection's shared buffer, passed on as a slice (written to the file
+/// from there). A client gone inside the body ends the connection (the
+/// engine has already discarded the partial object).
+fn with_body<T>(
+    conn: &mut Connection,
+    shared: Option<&SharedBuffer>,
+    id: u64,
+    len: Option<u64>,
+    op: impl FnOnce(PutBody<'_>) -> s3hpc_client::Result<T>,
+) -> Result<s3hpc_client::Result<T>, ProtocolError> {
+    let Some(first) = conn.read_header()? else {
+        return Err(ProtocolError::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "client went away before the request body",
+        )));
+    };
+    if first.kind == Kind::SharedBody && first.id == id {
+        let mut count = [0u8; 8];
+        let payload = conn.read_payload(&first)?;
+        let Some(bytes) = payload.get(..8) else {
+            return Err(ProtocolError::Decode(
+                "a SharedBody frame needs 8 bytes".into(),
+            ));
+        };
+        count.copy_from_slice(bytes);
+        let count = u64::from_le_bytes(count);
+        let body = shared.and_then(|b| b.bytes(usize::try_from(count).ok()?));
+        return Ok(match (body, len) {
+            (None, _) => Err(S3Error::new(
+                ErrorCode::InvalidArgument,
+                format!("a body of {count} bytes in a shared buffer that is not there or smaller"),
+            )),
+            (Some(b), Some(n)) if n != b.len() as u64 => Err(S3Error::new(
+                ErrorCode::IncompleteBody,
+                format!("the body holds {} bytes where {n} were announced", b.len()),
+            )),
+            (Some(b), _) => op(PutBody::Bytes(b)),
+        });
+    }
+    let mut data = DataIn::starting_with(&mut *conn, id, first);
+    let r = op(PutBody::Stream {
+        reader: &mut data,
+        len,
+    });
+    if data.broken() {
+        let why = r.err().map_or_else(String::new, |e| e.message);
+        return Err(ProtocolError::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("client went away inside a request body ({why})"),
+        )));
+    }
+    if !data.finished() {
+        data.drain()?;
+    }
+    Ok(r)
+}
