@@ -279,6 +279,11 @@ impl<'a> Call<'a> {
             )
         };
         Ok(match body {
+            // PUT and POST say `Content-Length: 0`: MinIO reads a PUT bucket
+            // without it as a chunked body and answers MalformedXML.
+            Body::Empty if matches!(self.method, Method::Put | Method::Post) => {
+                self.t.agent.run(req.body(&[][..]).map_err(build_error)?)
+            }
             Body::Empty => self.t.agent.run(req.body(()).map_err(build_error)?),
             Body::Bytes(b) => self.t.agent.run(req.body(*b).map_err(build_error)?),
             Body::Reader(r, len) => {
