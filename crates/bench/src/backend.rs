@@ -1,10 +1,11 @@
-//! The storage stacks a run can compare. Adding one (http, libs3) means a
+//! The storage stacks a run can compare. Adding one (libs3) means a
 //! variant here and, for an S3 transport, an `S3Client`: the S3 mapping
 //! itself is shared (`storage::s3`).
 
 use crate::storage::{PosixStorage, S3Mode, S3Storage, StorageApi};
 use anyhow::Context;
-use s3hpc_client::{EmbeddedClient, S3Client};
+use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
+use s3hpc_http::{AuthConfig, HttpServer, ServerHandle};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions, RemoteClient};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
 use std::path::Path;
@@ -21,6 +22,9 @@ pub enum Backend {
     Remote,
     /// The same over TCP loopback, to a gateway the bench starts.
     RemoteTcp,
+    /// S3 over HTTP: to s3hpc's server on a loopback port (started for the
+    /// run over the run directory), or to `BackendConfig::http_endpoint`.
+    Http,
 }
 
 /// Settings that shape a backend.
@@ -31,6 +35,25 @@ pub struct BackendConfig {
     pub s3_mode: S3Mode,
     /// The gateway of the `remote` backend; `None` starts one.
     pub remote: Option<String>,
+    /// Where the `http` backend sends its requests; `None` starts s3hpc's
+    /// own server for the run.
+    pub http_endpoint: Option<HttpEndpoint>,
+}
+
+/// An S3 endpoint and who to sign as.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpEndpoint {
+    pub url: String,
+    pub region: String,
+    pub access_key: String,
+    pub secret_key: String,
+}
+
+impl std::fmt::Debug for HttpEndpoint {
+    // Never print the secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} as {}", self.url, self.access_key)
+    }
 }
 
 impl Default for BackendConfig {
@@ -41,6 +64,7 @@ impl Default for BackendConfig {
             durability: Durability::None,
             s3_mode: S3Mode::SingleBucket,
             remote: None,
+            http_endpoint: None,
         }
     }
 }
@@ -54,11 +78,17 @@ impl Backend {
         Backend::Embedded,
         Backend::Remote,
         Backend::RemoteTcp,
+        Backend::Http,
     ];
 
     /// What runs when no backend is named: one of each transport (TCP
     /// loopback differs from the Unix socket only in the kernel path).
-    pub const DEFAULT: &'static [Backend] = &[Backend::Posix, Backend::Embedded, Backend::Remote];
+    pub const DEFAULT: &'static [Backend] = &[
+        Backend::Posix,
+        Backend::Embedded,
+        Backend::Remote,
+        Backend::Http,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -66,6 +96,7 @@ impl Backend {
             Backend::Embedded => "embedded",
             Backend::Remote => "remote",
             Backend::RemoteTcp => "remote-tcp",
+            Backend::Http => "http",
         }
     }
 
@@ -129,6 +160,16 @@ impl Backend {
                     keep_alive: Some(Box::new(gateway)),
                 }
             }
+            Backend::Http => match &cfg.http_endpoint {
+                Some(e) => plain(Arc::new(http_client(e)?)),
+                None => {
+                    let (client, server) = own_http_server(dir, cfg)?;
+                    S3Handle {
+                        client: Arc::new(client),
+                        keep_alive: Some(Box::new(server)),
+                    }
+                }
+            },
         }))
     }
 }
@@ -196,6 +237,39 @@ fn own_gateway(
             _socket_dir: socket_dir,
         },
     ))
+}
+
+fn http_client(e: &HttpEndpoint) -> anyhow::Result<HttpClient> {
+    HttpClient::new(HttpClientConfig {
+        endpoint: e.url.clone(),
+        region: e.region.clone(),
+        credentials: Some((e.access_key.clone(), e.secret_key.clone())),
+        ..Default::default()
+    })
+    .map_err(anyhow::Error::msg)
+}
+
+/// Starts s3hpc's HTTP server on a free loopback port over `dir`, with a
+/// one-run user, and connects to it. The server stops when its handle drops.
+fn own_http_server(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<(HttpClient, ServerHandle)> {
+    let secret = format!(
+        "{:x}{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let auth = AuthConfig::single("s3hpc-bench", secret.clone());
+    let server = HttpServer::bind(([127, 0, 0, 1], 0).into(), open_store(dir, cfg)?, auth, &[])
+        .and_then(HttpServer::spawn)
+        .context("starting the HTTP server for the http backend")?;
+    let client = http_client(&HttpEndpoint {
+        url: server.endpoint(),
+        region: "us-east-1".into(),
+        access_key: "s3hpc-bench".into(),
+        secret_key: secret,
+    })?;
+    Ok((client, server))
 }
 
 impl std::str::FromStr for Backend {

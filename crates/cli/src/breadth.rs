@@ -168,10 +168,12 @@ pub struct CommonArgs {
     /// Seed of the data pattern (default: from the clock).
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    http: crate::HttpArgs,
 }
 
 impl CommonArgs {
-    fn options(&self, stop: &Stop) -> HarnessOptions {
+    fn options(&self, stop: &Stop) -> anyhow::Result<HarnessOptions> {
         let mut o = HarnessOptions::new();
         o.backends = self.backends.0.clone();
         o.dir = self.dir.clone();
@@ -184,6 +186,7 @@ impl CommonArgs {
             etag: self.etag,
             durability: self.durability,
             remote: self.remote.clone(),
+            http_endpoint: self.http.endpoint()?,
             ..BackendConfig::default()
         };
         o.keep = self.keep;
@@ -197,7 +200,7 @@ impl CommonArgs {
             // Under mpirun every process is one rank.
             o.ranks = c.size();
         }
-        o
+        Ok(o)
     }
 }
 
@@ -365,7 +368,7 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
         BreadthSuite::Mdworkbench(a) => {
             let b = a.benchmark();
             b.params.validate()?;
-            let mut o = a.common.options(stop);
+            let mut o = a.common.options(stop)?;
             o.reuse = a.reuse.clone();
             // A set without cleanup is kept for the next run.
             o.keep |= !b.params.phases.cleanup;
@@ -373,7 +376,7 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
         }
         BreadthSuite::Warp(a) => {
             let b = a.opts.benchmark(a.mode)?;
-            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+            harness::run(&a.common.options(stop)?, &[&b as &dyn Benchmark], out)?;
         }
         BreadthSuite::Kv(a) => {
             let b = Kv {
@@ -383,7 +386,7 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
                 },
             };
             b.params.validate()?;
-            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+            harness::run(&a.common.options(stop)?, &[&b as &dyn Benchmark], out)?;
         }
         BreadthSuite::Copy(a) => {
             let b = Copy {
@@ -394,7 +397,7 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
                 },
             };
             b.params.validate()?;
-            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+            harness::run(&a.common.options(stop)?, &[&b as &dyn Benchmark], out)?;
         }
         BreadthSuite::Sweep(a) => {
             let b = Sweep {
@@ -405,7 +408,7 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
                 },
             };
             b.params.validate()?;
-            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+            harness::run(&a.common.options(stop)?, &[&b as &dyn Benchmark], out)?;
         }
         BreadthSuite::Visibility(a) => {
             let b = Visibility {
@@ -416,7 +419,7 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
                 },
             };
             b.params.validate()?;
-            harness::run(&a.common.options(stop), &[&b as &dyn Benchmark], out)?;
+            harness::run(&a.common.options(stop)?, &[&b as &dyn Benchmark], out)?;
         }
         BreadthSuite::All(a) => {
             let duration = objbench::seconds("--warp-duration", a.warp_duration)?;
@@ -459,7 +462,7 @@ pub fn run(suite: BreadthSuite, stop: &Stop) -> anyhow::Result<()> {
                 params: VisibilityParams::default(),
             };
             let all: [&dyn Benchmark; 7] = [&mdw, &mixed, &get, &kv, &sweep, &copy, &vis];
-            harness::run(&a.common.options(stop), &all, out)?;
+            harness::run(&a.common.options(stop)?, &all, out)?;
         }
     }
     Ok(())

@@ -5,7 +5,7 @@ mod breadth;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use s3hpc_bench::backend::{Backend, BackendConfig};
+use s3hpc_bench::backend::{Backend, BackendConfig, HttpEndpoint};
 use s3hpc_bench::io500::CapOverrides;
 use s3hpc_bench::stop::{signal_name, Interrupted, Stop};
 use s3hpc_bench::storage::S3Mode;
@@ -58,8 +58,9 @@ enum Command {
     /// Ctrl-C stops it and removes its data.
     Bench(BenchArgs),
     /// Serve the data directory to other processes: the binary RPC gateway
-    /// on Unix and/or TCP sockets. Runs until SIGINT or SIGTERM, then
-    /// finishes the requests in flight and removes its socket files.
+    /// on Unix and/or TCP sockets, and/or S3 over HTTP. Runs until SIGINT or
+    /// SIGTERM, then finishes the requests in flight and removes its socket
+    /// files.
     Serve(serve::ServeArgs),
     /// Tables and figures from result files of `s3hpc bench --json`: writes
     /// DIR/index.html (self-contained), each figure as PNG and SVG, and the
@@ -101,7 +102,8 @@ enum Suite {
 struct Io500Args {
     /// Backends to compare, in order: posix, embedded, remote (RPC gateway:
     /// --remote, or one started on a private Unix socket), remote-tcp (a
-    /// gateway started on TCP loopback).
+    /// gateway started on TCP loopback), http (S3 REST: --endpoint, or
+    /// s3hpc's server started on a loopback port).
     #[arg(long, default_value = "posix,embedded,remote", value_parser = parse_backends)]
     backends: BackendList,
     /// Address of a running gateway for the remote backend
@@ -165,6 +167,51 @@ struct Io500Args {
     /// Free text stored as `run.label` in the JSON.
     #[arg(long)]
     label: Option<String>,
+    #[command(flatten)]
+    http: HttpArgs,
+}
+
+/// Where the http backend sends its requests: `--endpoint` with its
+/// credentials, or (without it) an s3hpc server the bench starts.
+#[derive(Args, Clone)]
+pub(crate) struct HttpArgs {
+    /// S3 endpoint of the http backend (e.g. http://127.0.0.1:9000 for
+    /// MinIO). Without it the backend starts s3hpc's server on a free
+    /// loopback port over the run directory.
+    #[arg(long)]
+    endpoint: Option<String>,
+    /// Signing region for --endpoint.
+    #[arg(long, default_value = "us-east-1")]
+    region: String,
+    /// Access key for --endpoint (default: S3HPC_ACCESS_KEY).
+    #[arg(long, env = "S3HPC_ACCESS_KEY", hide_env_values = true)]
+    access_key: Option<String>,
+    /// Secret key for --endpoint (default: S3HPC_SECRET_KEY).
+    #[arg(long, env = "S3HPC_SECRET_KEY", hide_env_values = true)]
+    secret_key: Option<String>,
+}
+
+impl HttpArgs {
+    /// The http backend's target: `--endpoint` with its credentials, or none.
+    pub(crate) fn endpoint(&self) -> anyhow::Result<Option<HttpEndpoint>> {
+        let Some(url) = self.endpoint.clone() else {
+            return Ok(None);
+        };
+        let (Some(access_key), Some(secret_key)) =
+            (self.access_key.clone(), self.secret_key.clone())
+        else {
+            anyhow::bail!(
+                "--endpoint needs credentials: --access-key and --secret-key, or \
+                 S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY"
+            );
+        };
+        Ok(Some(HttpEndpoint {
+            url,
+            region: self.region.clone(),
+            access_key,
+            secret_key,
+        }))
+    }
 }
 
 /// `--backends` as one comma-separated value (a plain `Vec` would make clap
@@ -201,6 +248,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
         a.stonewall.is_finite() && a.stonewall > 0.0,
         "--stonewall must be a positive number of seconds"
     );
+    let http_endpoint = a.http.endpoint()?;
     let mut o = SuiteOptions::new(a.dir);
     o.backends = a.backends.0;
     o.stonewall = Duration::from_secs_f64(a.stonewall);
@@ -213,6 +261,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
         durability: a.durability,
         s3_mode: a.s3_mode,
         remote: a.remote,
+        http_endpoint,
     };
     // Caps given by hand stand; the others still fit the free space.
     o.cap_overrides = CapOverrides {

@@ -1,11 +1,14 @@
-//! `s3hpc serve`: the gateway process.
+//! `s3hpc serve`: the gateway process: the binary RPC and/or S3 over HTTP,
+//! over one engine.
 
 use anyhow::Context;
 use clap::Args;
 use s3hpc_bench::stop::{signal_name, Stop};
 use s3hpc_client::EmbeddedClient;
+use s3hpc_http::{AuthConfig, HttpServer};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig, STALE_AGE};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +22,20 @@ pub struct ServeArgs {
     /// clients) or tcp:HOST:PORT. Repeat to listen on several.
     #[arg(long = "rpc", value_name = "ADDR")]
     rpc: Vec<Address>,
+    /// Serve S3 over HTTP on this address, e.g. 127.0.0.1:9000.
+    #[arg(long)]
+    http: Option<SocketAddr>,
+    /// HTTP: accept unsigned requests and check no signature at all.
+    #[arg(long, conflicts_with = "credentials")]
+    anonymous: bool,
+    /// HTTP users, one `ACCESS_KEY SECRET_KEY` per line. Without it the
+    /// user comes from S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY.
+    #[arg(long)]
+    credentials: Option<PathBuf>,
+    /// HTTP: domain for virtual-host-style addressing (BUCKET.DOMAIN);
+    /// repeatable. Path style always works.
+    #[arg(long = "virtual-host")]
+    virtual_hosts: Vec<String>,
     /// ETag policy: md5 (what S3 clients expect) or fast (no hashing).
     #[arg(long, default_value = "md5")]
     etag: EtagPolicy,
@@ -41,11 +58,31 @@ pub struct ServeArgs {
     sweep_age: u64,
 }
 
+fn http_auth(a: &ServeArgs) -> anyhow::Result<AuthConfig> {
+    if a.anonymous {
+        return Ok(AuthConfig::Anonymous);
+    }
+    if let Some(file) = &a.credentials {
+        return AuthConfig::from_file(file).map_err(anyhow::Error::msg);
+    }
+    AuthConfig::from_env()
+        .map_err(anyhow::Error::msg)?
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no credentials for --http: set {} and {}, give --credentials FILE, or pass \
+                 --anonymous to serve without authentication",
+                s3hpc_http::ACCESS_KEY_ENV,
+                s3hpc_http::SECRET_KEY_ENV
+            )
+        })
+}
+
 pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     anyhow::ensure!(
-        !a.rpc.is_empty(),
-        "nothing to serve: give at least one --rpc unix:PATH or --rpc tcp:HOST:PORT"
+        !a.rpc.is_empty() || a.http.is_some(),
+        "nothing to serve: give --rpc unix:PATH, --rpc tcp:HOST:PORT and/or --http HOST:PORT"
     );
+    let auth = a.http.map(|_| http_auth(&a)).transpose()?;
     let config = StoreConfig {
         etag: a.etag,
         durability: a.durability,
@@ -60,9 +97,31 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         workers: a.workers,
         ..GatewayOptions::default()
     };
-    let client = Arc::new(EmbeddedClient::new(Arc::new(store)));
-    let gateway = Gateway::start(client, &a.rpc, opts).context("starting the gateway")?;
-    let listening: Vec<String> = gateway.addresses().iter().map(|a| a.to_string()).collect();
+    let store = Arc::new(store);
+    let gateway = if a.rpc.is_empty() {
+        None
+    } else {
+        let client = Arc::new(EmbeddedClient::new(store.clone()));
+        Some(Gateway::start(client, &a.rpc, opts).context("starting the gateway")?)
+    };
+    let http = match (a.http, auth) {
+        (Some(addr), Some(auth)) => Some(
+            HttpServer::bind(addr, store, auth, &a.virtual_hosts)
+                .and_then(HttpServer::spawn)
+                .context("starting the HTTP server")?,
+        ),
+        _ => None,
+    };
+    let mut listening: Vec<String> = gateway
+        .iter()
+        .flat_map(|g| {
+            g.addresses()
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    listening.extend(http.iter().map(|h| h.endpoint()));
     crate::say!(
         "s3hpc serve: {} (etag {}, durability {}; {swept} stale temporaries removed), \
          listening on {}",
@@ -79,7 +138,12 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         "s3hpc serve: {} received: finishing the requests in flight",
         signal_name(sig)
     );
-    gateway.stop();
+    if let Some(g) = gateway {
+        g.stop();
+    }
+    if let Some(h) = http {
+        h.shutdown().context("stopping the HTTP server")?;
+    }
     crate::say!("s3hpc serve: stopped");
     Ok(())
 }

@@ -8,8 +8,12 @@
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod embedded;
+#[cfg(feature = "http")]
+pub mod http;
 
 pub use embedded::EmbeddedClient;
+#[cfg(feature = "http")]
+pub use http::{HttpClient, HttpClientConfig};
 pub use s3hpc_store::{
     BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
     PutOptions, Result, S3Error, UploadInfo,

@@ -21,7 +21,7 @@ mod temp;
 mod types;
 
 pub use error::{ErrorCode, Result, S3Error};
-pub use names::{validate_bucket_name, validate_key, MAX_KEY_LEN};
+pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
 pub use temp::STALE_AGE;
 pub use types::*;

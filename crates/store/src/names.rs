@@ -226,3 +226,25 @@ mod tests {
         assert_eq!((k.dir, k.name), ("", "c"));
     }
 }
+
+/// Percent-encodes a key as S3 does for `encoding-type=url` and in
+/// `x-amz-copy-source`: all but unreserved characters and `/`.
+pub fn url_encode(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    for b in key.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod url_tests {
+    #[test]
+    fn url_encoding() {
+        assert_eq!(super::url_encode("a b/c+\u{1}é~"), "a%20b/c%2B%01%C3%A9~");
+    }
+}

@@ -1,0 +1,414 @@
+//! The HTTP transport: S3 REST over any endpoint (s3hpc's server, MinIO,
+//! versitygw, AWS), path style, signed with SigV4.
+//!
+//! `rusty-s3` signs (query-string SigV4 with an unsigned payload, which
+//! every S3 server accepts and which needs no hashing of the body), `ureq`
+//! sends, blocking and with pooled keep-alive connections: the shape of a
+//! benchmark rank. Bodies stream in both directions.
+
+mod request;
+mod response;
+mod xml;
+
+use crate::{GetObject, S3Client};
+pub use request::HttpClientConfig;
+use request::{Body, Call};
+use response::{object_info, parse_time};
+use rusty_s3::Method;
+use s3hpc_store::{
+    BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
+    PutOptions, Result, S3Error, UploadInfo,
+};
+
+/// S3 over HTTP. Cheap to share between threads: connections are pooled.
+pub struct HttpClient {
+    inner: request::Transport,
+    /// Whatever must outlive the client's connections (the server a bench
+    /// run started for it); dropped after them.
+    _owned: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl HttpClient {
+    pub fn new(config: HttpClientConfig) -> std::result::Result<HttpClient, String> {
+        Ok(HttpClient {
+            inner: request::Transport::new(config)?,
+            _owned: None,
+        })
+    }
+
+    /// Keeps `owned` (for example the server this client talks to) alive
+    /// as long as the client, and drops it after the client's connections.
+    pub fn keep_alive(mut self, owned: impl std::any::Any + Send + Sync) -> HttpClient {
+        self._owned = Some(Box::new(owned));
+        self
+    }
+
+    /// `endpoint` like `http://127.0.0.1:9000`, signing as one user.
+    pub fn with_credentials(
+        endpoint: &str,
+        access_key: &str,
+        secret_key: &str,
+    ) -> std::result::Result<HttpClient, String> {
+        HttpClient::new(HttpClientConfig {
+            endpoint: endpoint.to_string(),
+            credentials: Some((access_key.to_string(), secret_key.to_string())),
+            ..Default::default()
+        })
+    }
+
+    fn call<'a>(&'a self, method: Method, bucket: &'a str, key: Option<&'a str>) -> Call<'a> {
+        Call::new(&self.inner, method, Some(bucket), key)
+    }
+}
+
+/// A GET body streamed from the connection (no local file behind it).
+struct HttpBody(ureq::BodyReader<'static>);
+
+impl std::io::Read for HttpBody {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl crate::ObjectBody for HttpBody {}
+
+fn range_header(r: ByteRange) -> String {
+    match r {
+        ByteRange::FromTo { first, last: None } => format!("bytes={first}-"),
+        ByteRange::FromTo {
+            first,
+            last: Some(last),
+        } => format!("bytes={first}-{last}"),
+        ByteRange::Suffix(n) => format!("bytes=-{n}"),
+    }
+}
+
+/// `Content-Range: bytes FIRST-LAST/SIZE` into (offset, length, size).
+fn content_range(v: &str) -> Option<(u64, u64, u64)> {
+    let (range, size) = v.strip_prefix("bytes ")?.split_once('/')?;
+    let (first, last) = range.split_once('-')?;
+    let (first, last): (u64, u64) = (first.parse().ok()?, last.parse().ok()?);
+    Some((first, last.checked_sub(first)? + 1, size.parse().ok()?))
+}
+
+fn with_put_options<'a>(mut call: Call<'a>, opts: &'a PutOptions) -> Call<'a> {
+    if let Some(ct) = &opts.content_type {
+        call = call.header("content-type", ct.clone());
+    }
+    for (k, v) in &opts.metadata {
+        call = call.header(format!("x-amz-meta-{k}"), v.clone());
+    }
+    call
+}
+
+fn body_of(body: PutBody<'_>) -> Body<'_> {
+    match body {
+        PutBody::Bytes(b) => Body::Bytes(b),
+        PutBody::Stream { reader, len } => Body::Reader(reader, len),
+    }
+}
+
+impl S3Client for HttpClient {
+    fn transport(&self) -> &'static str {
+        "http"
+    }
+
+    fn create_bucket(&self, bucket: &str) -> Result<()> {
+        self.call(Method::Put, bucket, None).send().map(drop)
+    }
+
+    fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        self.call(Method::Delete, bucket, None).send().map(drop)
+    }
+
+    fn head_bucket(&self, bucket: &str) -> Result<()> {
+        self.call(Method::Head, bucket, None).send().map(drop)
+    }
+
+    fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
+        let doc = Call::new(&self.inner, Method::Get, None, None).send_for_xml(Body::Empty)?;
+        xml::blocks(&doc, "Bucket")
+            .into_iter()
+            .map(|b| {
+                Ok(BucketInfo {
+                    name: xml::text(b, "Name").unwrap_or_default(),
+                    created: parse_time(&xml::text(b, "CreationDate").unwrap_or_default())?,
+                })
+            })
+            .collect()
+    }
+
+    fn put_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: PutBody<'_>,
+        opts: &PutOptions,
+    ) -> Result<String> {
+        let resp = with_put_options(self.call(Method::Put, bucket, Some(key)), opts)
+            .send_body(body_of(body))?;
+        response::etag(&resp)
+    }
+
+    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
+        let mut call = self.call(Method::Get, bucket, Some(key));
+        if let Some(r) = range {
+            if let ByteRange::FromTo {
+                first,
+                last: Some(last),
+            } = r
+            {
+                // HTTP has no way to send this; the engine's answer.
+                if last < first {
+                    return Err(S3Error::new(
+                        ErrorCode::InvalidRange,
+                        format!("range end {last} is before its start {first}"),
+                    ));
+                }
+            }
+            call = call.header("range", range_header(r));
+        }
+        let resp = call.send()?;
+        let mut info = object_info(key, &resp)?;
+        let (offset, length) = match resp.headers().get("content-range") {
+            Some(v) => {
+                let v = v.to_str().unwrap_or_default();
+                let (offset, length, size) = content_range(v).ok_or_else(|| {
+                    S3Error::new(
+                        ErrorCode::InternalError,
+                        format!("GET {key}: unreadable Content-Range {v:?}"),
+                    )
+                })?;
+                info.size = size;
+                (offset, length)
+            }
+            None => (0, info.size),
+        };
+        Ok(GetObject {
+            info,
+            offset,
+            length,
+            body: Box::new(HttpBody(resp.into_body().into_reader())),
+        })
+    }
+
+    fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
+        let resp = self.call(Method::Head, bucket, Some(key)).send()?;
+        object_info(key, &resp)
+    }
+
+    fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
+        self.call(Method::Delete, bucket, Some(key))
+            .send()
+            .map(drop)
+    }
+
+    fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+        let mut call = self
+            .call(Method::Get, bucket, None)
+            .query("list-type", "2")
+            .query("encoding-type", "url");
+        if !req.prefix.is_empty() {
+            call = call.query("prefix", &req.prefix);
+        }
+        if let Some(d) = &req.delimiter {
+            call = call.query("delimiter", d);
+        }
+        if let Some(s) = &req.start_after {
+            call = call.query("start-after", s);
+        }
+        if let Some(t) = &req.continuation_token {
+            call = call.query("continuation-token", t);
+        }
+        if req.max_keys > 0 {
+            call = call.query("max-keys", req.max_keys.to_string());
+        }
+        let doc = call.send_for_xml(Body::Empty)?;
+        let decode = |s: Option<String>| xml::url_decode(&s.unwrap_or_default());
+        let objects = xml::blocks(&doc, "Contents")
+            .into_iter()
+            .map(|c| {
+                Ok(ObjectInfo {
+                    key: decode(xml::text(c, "Key")),
+                    size: xml::text(c, "Size")
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(0),
+                    last_modified: parse_time(&xml::text(c, "LastModified").unwrap_or_default())?,
+                    etag: xml::text(c, "ETag").unwrap_or_default(),
+                    content_type: None,
+                    metadata: Default::default(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let common_prefixes = xml::blocks(&doc, "CommonPrefixes")
+            .into_iter()
+            .map(|p| decode(xml::text(p, "Prefix")))
+            .collect();
+        let is_truncated = xml::text(&doc, "IsTruncated").as_deref() == Some("true");
+        Ok(ListPage {
+            objects,
+            common_prefixes,
+            is_truncated,
+            next_token: xml::text(&doc, "NextContinuationToken").filter(|_| is_truncated),
+        })
+    }
+
+    fn copy_object(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+    ) -> Result<ObjectInfo> {
+        request::check_key(src_key)?;
+        let source = format!("/{src_bucket}/{}", s3hpc_store::url_encode(src_key));
+        let mut call = self
+            .call(Method::Put, dst_bucket, Some(dst_key))
+            .header("x-amz-copy-source", source);
+        if let Some(o) = opts {
+            call = with_put_options(call.header("x-amz-metadata-directive", "REPLACE"), o);
+        }
+        call.send_for_xml(Body::Empty)?;
+        self.head_object(dst_bucket, dst_key)
+    }
+
+    fn create_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        opts: &PutOptions,
+    ) -> Result<String> {
+        let doc = with_put_options(self.call(Method::Post, bucket, Some(key)), opts)
+            .query("uploads", "")
+            .send_for_xml(Body::Empty)?;
+        xml::text(&doc, "UploadId").ok_or_else(|| {
+            S3Error::new(
+                ErrorCode::InternalError,
+                format!("create upload of {key}: no UploadId in the answer"),
+            )
+        })
+    }
+
+    fn upload_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        part_number: u32,
+        body: PutBody<'_>,
+    ) -> Result<String> {
+        let resp = self
+            .call(Method::Put, bucket, Some(key))
+            .query("partNumber", part_number.to_string())
+            .query("uploadId", upload_id)
+            .send_body(body_of(body))?;
+        response::etag(&resp)
+    }
+
+    fn complete_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+    ) -> Result<ObjectInfo> {
+        let mut doc = String::from("<CompleteMultipartUpload>");
+        for (n, etag) in parts {
+            doc.push_str(&format!(
+                "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag></Part>",
+                xml::escape(etag)
+            ));
+        }
+        doc.push_str("</CompleteMultipartUpload>");
+        self.call(Method::Post, bucket, Some(key))
+            .query("uploadId", upload_id)
+            .header("content-type", "application/xml")
+            .send_for_xml(Body::Bytes(doc.as_bytes()))?;
+        self.head_object(bucket, key)
+    }
+
+    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
+        self.call(Method::Delete, bucket, Some(key))
+            .query("uploadId", upload_id)
+            .send()
+            .map(drop)
+    }
+
+    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
+        let mut parts = Vec::new();
+        let mut marker = None::<String>;
+        loop {
+            let mut call = self
+                .call(Method::Get, bucket, Some(key))
+                .query("uploadId", upload_id);
+            if let Some(m) = &marker {
+                call = call.query("part-number-marker", m);
+            }
+            let doc = call.send_for_xml(Body::Empty)?;
+            for p in xml::blocks(&doc, "Part") {
+                parts.push(PartInfo {
+                    part_number: xml::text(p, "PartNumber")
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(0),
+                    size: xml::text(p, "Size")
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(0),
+                    etag: xml::text(p, "ETag").unwrap_or_default(),
+                    last_modified: parse_time(&xml::text(p, "LastModified").unwrap_or_default())?,
+                });
+            }
+            marker = xml::text(&doc, "NextPartNumberMarker");
+            if xml::text(&doc, "IsTruncated").as_deref() != Some("true") || marker.is_none() {
+                return Ok(parts);
+            }
+        }
+    }
+
+    fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
+        let mut uploads = Vec::new();
+        let mut markers = None::<(String, String)>;
+        loop {
+            let mut call = self.call(Method::Get, bucket, None).query("uploads", "");
+            if !prefix.is_empty() {
+                call = call.query("prefix", prefix);
+            }
+            if let Some((k, u)) = &markers {
+                call = call.query("key-marker", k).query("upload-id-marker", u);
+            }
+            let doc = call.send_for_xml(Body::Empty)?;
+            for u in xml::blocks(&doc, "Upload") {
+                uploads.push(UploadInfo {
+                    key: xml::text(u, "Key").unwrap_or_default(),
+                    upload_id: xml::text(u, "UploadId").unwrap_or_default(),
+                    initiated: parse_time(&xml::text(u, "Initiated").unwrap_or_default())?,
+                });
+            }
+            let next = xml::text(&doc, "NextKeyMarker").zip(xml::text(&doc, "NextUploadIdMarker"));
+            if xml::text(&doc, "IsTruncated").as_deref() != Some("true") || next.is_none() {
+                return Ok(uploads);
+            }
+            markers = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_both_ways() {
+        assert_eq!(
+            range_header(ByteRange::FromTo {
+                first: 3,
+                last: None
+            }),
+            "bytes=3-"
+        );
+        assert_eq!(range_header(ByteRange::Suffix(7)), "bytes=-7");
+        assert_eq!(content_range("bytes 2-5/10"), Some((2, 4, 10)));
+        assert_eq!(content_range("bytes 5-2/10"), None);
+        assert_eq!(content_range("items 0-1/2"), None);
+    }
+}

@@ -1,0 +1,389 @@
+//! Building, signing and sending one request.
+
+use super::response::error_for;
+use jiff::Timestamp;
+use rusty_s3::{Bucket, Credentials, Method, UrlStyle};
+use s3hpc_store::{ErrorCode, Result, S3Error};
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use ureq::http::{Response, StatusCode};
+use url::Url;
+
+/// How long a signature stays valid: well within any server's 15-minute
+/// clock-skew window, long enough for a slow upload to start.
+const SIGNATURE_LIFETIME: Duration = Duration::from_secs(900);
+/// Largest XML answer read into memory (a listing page is far smaller).
+const MAX_XML: u64 = 64 << 20;
+
+/// Where and as whom the client talks.
+#[derive(Clone)]
+pub struct HttpClientConfig {
+    /// `http://HOST:PORT` or `https://...`; buckets go in the path.
+    pub endpoint: String,
+    /// Signing region; `us-east-1` suits servers that ignore it.
+    pub region: String,
+    /// `(access key, secret key)`; `None` sends unsigned requests.
+    pub credentials: Option<(String, String)>,
+    /// Keep-alive connections kept per host: at least the number of
+    /// threads sharing the client, or requests open new connections.
+    pub max_connections: usize,
+}
+
+impl Default for HttpClientConfig {
+    fn default() -> Self {
+        HttpClientConfig {
+            endpoint: "http://127.0.0.1:9000".into(),
+            region: "us-east-1".into(),
+            credentials: None,
+            max_connections: 256,
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpClientConfig {
+    // Never print the secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClientConfig")
+            .field("endpoint", &self.endpoint)
+            .field("region", &self.region)
+            .field("access_key", &self.credentials.as_ref().map(|c| &c.0))
+            .finish()
+    }
+}
+
+pub(crate) struct Transport {
+    endpoint: Url,
+    region: String,
+    credentials: Option<Credentials>,
+    agent: ureq::Agent,
+}
+
+impl Transport {
+    pub fn new(c: HttpClientConfig) -> std::result::Result<Transport, String> {
+        let endpoint: Url = c
+            .endpoint
+            .parse()
+            .map_err(|e| format!("endpoint {:?} is not a URL: {e}", c.endpoint))?;
+        if !matches!(endpoint.scheme(), "http" | "https") || endpoint.host_str().is_none() {
+            return Err(format!(
+                "endpoint {:?} must be http://HOST[:PORT] or https://HOST[:PORT]",
+                c.endpoint
+            ));
+        }
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_idle_connections(c.max_connections.max(1))
+            .max_idle_connections_per_host(c.max_connections.max(1))
+            .build()
+            .into();
+        Ok(Transport {
+            endpoint,
+            region: c.region,
+            credentials: c.credentials.map(|(a, s)| Credentials::new(a, s)),
+            agent,
+        })
+    }
+}
+
+/// Keys a URL cannot carry: an empty key addresses the bucket, and `.` or
+/// `..` segments are folded away by every URL parser (also when escaped).
+/// S3 servers that map keys to files reject them anyway. Keys over S3's
+/// 1024 bytes are refused here too: servers reject them while the body is
+/// still being sent, which a client sees only as a dropped connection.
+pub(crate) fn check_key(key: &str) -> Result<()> {
+    if key.len() > s3hpc_store::MAX_KEY_LEN {
+        return Err(S3Error::new(
+            ErrorCode::KeyTooLong,
+            format!(
+                "key of {} bytes: S3 keys are at most {} bytes",
+                key.len(),
+                s3hpc_store::MAX_KEY_LEN
+            ),
+        ));
+    }
+    if key.is_empty() || key.split('/').any(|s| s == "." || s == "..") {
+        return Err(S3Error::new(
+            ErrorCode::InvalidKey,
+            format!("key {key:?} is empty or has a '.' or '..' segment, which a URL cannot carry"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) enum Body<'a> {
+    Empty,
+    Bytes(&'a [u8]),
+    /// A stream; with a length it is sent with Content-Length and must
+    /// deliver exactly that many bytes.
+    Reader(&'a mut dyn Read, Option<u64>),
+}
+
+/// Passes a stream through, failing the upload when it ends before its
+/// declared length (the server then discards what it received).
+struct Exact<'a> {
+    inner: &'a mut dyn Read,
+    left: Option<u64>,
+    short: &'a AtomicBool,
+}
+
+impl Read for Exact<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = match self.left {
+            Some(0) => return Ok(0),
+            Some(n) => buf.len().min(usize::try_from(n).unwrap_or(usize::MAX)),
+            None => buf.len(),
+        };
+        let n = self.inner.read(&mut buf[..want])?;
+        if let Some(left) = &mut self.left {
+            if n == 0 {
+                self.short.store(true, Ordering::Relaxed);
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the body ended before its declared length",
+                ));
+            }
+            *left -= n as u64;
+        }
+        Ok(n)
+    }
+}
+
+pub(crate) struct Call<'a> {
+    t: &'a Transport,
+    method: Method,
+    bucket: Option<&'a str>,
+    key: Option<&'a str>,
+    query: Vec<(&'static str, String)>,
+    headers: Vec<(String, String)>,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(
+        t: &'a Transport,
+        method: Method,
+        bucket: Option<&'a str>,
+        key: Option<&'a str>,
+    ) -> Call<'a> {
+        Call {
+            t,
+            method,
+            bucket,
+            key,
+            query: Vec::new(),
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn query(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.query.push((name, value.into()));
+        self
+    }
+
+    /// A header that is also signed.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers
+            .push((name.into().to_ascii_lowercase(), value.into()));
+        self
+    }
+
+    fn what(&self) -> String {
+        match (self.bucket, self.key) {
+            (Some(b), Some(k)) => format!("{} {b}/{k}", self.method.to_str()),
+            (Some(b), None) => format!("{} {b}", self.method.to_str()),
+            _ => format!("{} /", self.method.to_str()),
+        }
+    }
+
+    fn url(&self) -> Result<Url> {
+        let Some(name) = self.bucket else {
+            // ListBuckets.
+            let mut u = self.t.endpoint.clone();
+            u.set_path("/");
+            return Ok(u);
+        };
+        if matches!(name, "" | "." | "..") || name.contains('/') {
+            return Err(S3Error::new(
+                ErrorCode::InvalidBucketName,
+                format!("bucket name {name:?} cannot be part of a URL"),
+            ));
+        }
+        let bucket = Bucket::new(
+            self.t.endpoint.clone(),
+            UrlStyle::Path,
+            name.to_string(),
+            self.t.region.clone(),
+        )
+        .map_err(|e| {
+            S3Error::new(
+                ErrorCode::InvalidBucketName,
+                format!("bucket {name:?} cannot be part of a URL: {e}"),
+            )
+        })?;
+        Ok(match self.key {
+            Some(k) => {
+                check_key(k)?;
+                bucket.object_url(k)
+            }
+            None => bucket.base_url().clone(),
+        })
+    }
+
+    fn signed_url(&mut self) -> Result<Url> {
+        let url = self.url()?;
+        // rusty-s3 merges these with its own parameters and expects them
+        // sorted, as its `Map` keeps them.
+        self.query.sort();
+        self.headers.sort();
+        let query = self.query.iter().map(|(k, v)| (*k, v.as_str()));
+        let headers = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        Ok(match &self.t.credentials {
+            Some(c) => rusty_s3::signing::sign(
+                &Timestamp::now(),
+                self.method,
+                url,
+                c.key(),
+                c.secret(),
+                c.token(),
+                &self.t.region,
+                SIGNATURE_LIFETIME.as_secs(),
+                query,
+                headers,
+            ),
+            None => {
+                let mut url = url;
+                if !self.query.is_empty() {
+                    url.query_pairs_mut().extend_pairs(query);
+                }
+                url
+            }
+        })
+    }
+
+    fn run(
+        &self,
+        url: &Url,
+        body: &mut Body<'_>,
+        short: &AtomicBool,
+    ) -> Result<std::result::Result<Response<ureq::Body>, ureq::Error>> {
+        let mut req = ureq::http::Request::builder()
+            .method(self.method.to_str())
+            .uri(url.as_str());
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let build_error = |e: ureq::http::Error| {
+            S3Error::new(
+                ErrorCode::InvalidArgument,
+                format!("{}: cannot build the request: {e}", self.what()),
+            )
+        };
+        Ok(match body {
+            // PUT and POST say `Content-Length: 0`: MinIO reads a PUT bucket
+            // without it as a chunked body and answers MalformedXML.
+            Body::Empty if matches!(self.method, Method::Put | Method::Post) => {
+                self.t.agent.run(req.body(&[][..]).map_err(build_error)?)
+            }
+            Body::Empty => self.t.agent.run(req.body(()).map_err(build_error)?),
+            Body::Bytes(b) => self.t.agent.run(req.body(*b).map_err(build_error)?),
+            Body::Reader(r, len) => {
+                if let Some(n) = len {
+                    req = req.header("content-length", n.to_string());
+                }
+                let mut exact = Exact {
+                    inner: &mut **r,
+                    left: *len,
+                    short,
+                };
+                let body = ureq::SendBody::from_reader(&mut exact);
+                self.t.agent.run(req.body(body).map_err(build_error)?)
+            }
+        })
+    }
+
+    /// Sends the request without a body; an answer other than 2xx becomes
+    /// the S3 error it carries.
+    pub fn send(self) -> Result<Response<ureq::Body>> {
+        self.send_body(Body::Empty)
+    }
+
+    /// Sends the request with `body`.
+    pub fn send_body(mut self, mut body: Body<'_>) -> Result<Response<ureq::Body>> {
+        let url = self.signed_url()?;
+        let what = self.what();
+        let transport_error = |e: ureq::Error| {
+            S3Error::new(
+                ErrorCode::InternalError,
+                format!("{what}: the HTTP request failed: {e}"),
+            )
+        };
+        let short = AtomicBool::new(false);
+        let mut sent = self.run(&url, &mut body, &short)?;
+        // A pooled keep-alive connection the server has closed meanwhile
+        // (servers close after an answer sent before the request body was
+        // read) fails before any answer: send once more on a new one, when
+        // the body can be sent again.
+        if matches!(sent, Err(ureq::Error::Io(_))) && !matches!(body, Body::Reader(..)) {
+            sent = self.run(&url, &mut body, &short)?;
+        }
+        let mut resp = match sent {
+            Ok(r) => r,
+            Err(_) if short.load(Ordering::Relaxed) => {
+                return Err(S3Error::new(
+                    ErrorCode::IncompleteBody,
+                    format!("{what}: the body ended before its declared length"),
+                ))
+            }
+            Err(e) => return Err(transport_error(e)),
+        };
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp);
+        }
+        let body = if self.method == Method::Head || status == StatusCode::NOT_MODIFIED {
+            String::new()
+        } else {
+            resp.body_mut()
+                .with_config()
+                .limit(MAX_XML)
+                .read_to_string()
+                .unwrap_or_default()
+        };
+        Err(error_for(
+            &what,
+            status,
+            resp.headers(),
+            &body,
+            self.key.is_some(),
+        ))
+    }
+
+    /// Sends the request and reads its XML answer, which may still be an
+    /// error (CopyObject and CompleteMultipartUpload can fail after a 200).
+    pub fn send_for_xml(self, body: Body<'_>) -> Result<String> {
+        let what = self.what();
+        let is_object = self.key.is_some();
+        let mut resp = self.send_body(body)?;
+        let doc = resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_XML)
+            .read_to_string()
+            .map_err(|e| {
+                S3Error::new(
+                    ErrorCode::InternalError,
+                    format!("{what}: reading the answer: {e}"),
+                )
+            })?;
+        if doc.contains("<Error>") {
+            return Err(error_for(
+                &what,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                resp.headers(),
+                &doc,
+                is_object,
+            ));
+        }
+        Ok(doc)
+    }
+}

@@ -1,0 +1,128 @@
+//! Reading answers: S3 errors, object headers, timestamps.
+
+use super::xml;
+use s3hpc_store::{ErrorCode, ObjectInfo, Result, S3Error};
+use std::time::SystemTime;
+use ureq::http::{HeaderMap, Response, StatusCode};
+
+/// The S3 error an answer carries: its `<Code>` (or, for a HEAD, which has
+/// no body, the `x-amz-error-code` header s3hpc sends), else a code that
+/// fits the status. Codes the engine does not know (SignatureDoesNotMatch,
+/// InvalidAccessKeyId, ...) keep their name in the message.
+pub fn error_for(
+    what: &str,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &str,
+    is_object: bool,
+) -> S3Error {
+    let wire = xml::text(body, "Code").or_else(|| {
+        headers
+            .get("x-amz-error-code")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    });
+    let message = xml::text(body, "Message").unwrap_or_default();
+    if let Some(code) = wire.as_deref().and_then(ErrorCode::from_wire) {
+        return S3Error::new(code, format!("{what}: {message}"));
+    }
+    let code = match status.as_u16() {
+        404 if is_object => ErrorCode::NoSuchKey,
+        404 => ErrorCode::NoSuchBucket,
+        403 => ErrorCode::AccessDenied,
+        412 => ErrorCode::PreconditionFailed,
+        416 => ErrorCode::InvalidRange,
+        501 => ErrorCode::NotImplemented,
+        507 => ErrorCode::InsufficientStorage,
+        400..=499 => ErrorCode::InvalidArgument,
+        _ => ErrorCode::InternalError,
+    };
+    let named = wire.unwrap_or_else(|| format!("HTTP {status}"));
+    S3Error::new(code, format!("{what}: {named}: {message}"))
+}
+
+fn header<'a>(resp: &'a Response<ureq::Body>, name: &str) -> Option<&'a str> {
+    resp.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The quoted ETag of an answer.
+pub fn etag(resp: &Response<ureq::Body>) -> Result<String> {
+    let e = header(resp, "etag")
+        .ok_or_else(|| S3Error::new(ErrorCode::InternalError, "the answer has no ETag header"))?;
+    Ok(format!("\"{}\"", e.trim_matches('"')))
+}
+
+/// HEAD or GET headers as an `ObjectInfo` (size is Content-Length).
+pub fn object_info(key: &str, resp: &Response<ureq::Body>) -> Result<ObjectInfo> {
+    let metadata = resp
+        .headers()
+        .iter()
+        .filter_map(|(k, v)| {
+            let name = k.as_str().strip_prefix("x-amz-meta-")?;
+            Some((name.to_string(), v.to_str().ok()?.to_string()))
+        })
+        .collect();
+    Ok(ObjectInfo {
+        key: key.to_string(),
+        size: header(resp, "content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        last_modified: parse_time(header(resp, "last-modified").unwrap_or_default())?,
+        etag: etag(resp)?,
+        content_type: header(resp, "content-type").map(str::to_string),
+        metadata,
+    })
+}
+
+/// ISO 8601 (listings) or an HTTP date (Last-Modified).
+pub fn parse_time(s: &str) -> Result<SystemTime> {
+    let ts = s
+        .parse::<jiff::Timestamp>()
+        .or_else(|_| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(s));
+    ts.map(SystemTime::from).map_err(|e| {
+        S3Error::new(
+            ErrorCode::InternalError,
+            format!("unreadable timestamp {s:?} in the answer: {e}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_and_errors() {
+        let a = parse_time("2026-11-21T22:29:55.000Z").unwrap();
+        let b = parse_time("Sat, 21 Nov 2026 22:29:55 GMT").unwrap();
+        assert_eq!(a, b);
+        assert!(parse_time("yesterday").is_err());
+        let body = "<Error><Code>NoSuchBucket</Code><Message>gone</Message></Error>";
+        let e = error_for(
+            "GET b",
+            StatusCode::NOT_FOUND,
+            &HeaderMap::new(),
+            body,
+            true,
+        );
+        assert_eq!(e.code, ErrorCode::NoSuchBucket);
+        let body = "<Error><Code>SignatureDoesNotMatch</Code><Message>no</Message></Error>";
+        let e = error_for(
+            "GET b",
+            StatusCode::FORBIDDEN,
+            &HeaderMap::new(),
+            body,
+            true,
+        );
+        assert_eq!(e.code, ErrorCode::AccessDenied);
+        assert!(e.message.contains("SignatureDoesNotMatch"), "{e}");
+        let e = error_for(
+            "HEAD b/k",
+            StatusCode::NOT_FOUND,
+            &HeaderMap::new(),
+            "",
+            true,
+        );
+        assert_eq!(e.code, ErrorCode::NoSuchKey);
+    }
+}

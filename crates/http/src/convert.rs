@@ -1,0 +1,158 @@
+//! Translations between the engine's types and s3s's wire types.
+
+use s3hpc_store::{ByteRange, ObjectInfo, PutOptions};
+use s3s::dto::{self, ETag, ETagCondition, Timestamp};
+use s3s::{S3ErrorCode, S3Result};
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// An engine error as s3s's error, which renders the S3 XML error body.
+/// Codes S3 does not define (InvalidKey, KeyConflict) keep their name and
+/// the engine's status.
+pub fn s3_error(e: s3hpc_store::S3Error) -> s3s::S3Error {
+    let Ok(code) = e.code.as_str().parse::<S3ErrorCode>();
+    let mut out = s3s::S3Error::with_message(code, e.message);
+    if let Ok(status) = hyper::StatusCode::from_u16(e.code.http_status()) {
+        out.set_status_code(status);
+    }
+    out
+}
+
+pub fn etag(quoted: &str) -> ETag {
+    ETag::Strong(unquote(quoted).to_string())
+}
+
+pub fn unquote(s: &str) -> &str {
+    s.trim_matches('"')
+}
+
+pub fn quote(s: &str) -> String {
+    format!("\"{}\"", unquote(s))
+}
+
+pub fn timestamp(t: SystemTime) -> Timestamp {
+    Timestamp::from(t)
+}
+
+pub fn range(r: dto::Range) -> ByteRange {
+    match r {
+        dto::Range::Int { first, last } => ByteRange::FromTo { first, last },
+        dto::Range::Suffix { length } => ByteRange::Suffix(length),
+    }
+}
+
+/// `bytes=first-last` of UploadPartCopy's `x-amz-copy-source-range`.
+pub fn copy_source_range(s: &str) -> S3Result<ByteRange> {
+    let bad = || {
+        s3s::s3_error!(
+            InvalidArgument,
+            "x-amz-copy-source-range {s:?} must be bytes=FIRST-LAST"
+        )
+    };
+    let (first, last) = s
+        .strip_prefix("bytes=")
+        .and_then(|r| r.split_once('-'))
+        .ok_or_else(bad)?;
+    let first = first.parse().map_err(|_| bad())?;
+    let last: u64 = last.parse().map_err(|_| bad())?;
+    if last < first {
+        return Err(bad());
+    }
+    Ok(ByteRange::FromTo {
+        first,
+        last: Some(last),
+    })
+}
+
+pub fn put_options(content_type: Option<String>, metadata: Option<dto::Metadata>) -> PutOptions {
+    PutOptions {
+        content_type,
+        metadata: metadata
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), v))
+            .collect::<BTreeMap<_, _>>(),
+    }
+}
+
+pub fn metadata(info: &ObjectInfo) -> Option<dto::Metadata> {
+    (!info.metadata.is_empty()).then(|| info.metadata.clone().into_iter().collect())
+}
+
+fn whole_seconds(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_secs() as i64,
+        Err(e) => -(e.duration().as_secs() as i64),
+    }
+}
+
+fn matches(cond: &ETagCondition, info: &ObjectInfo) -> bool {
+    match cond {
+        ETagCondition::Any => true,
+        ETagCondition::ETag(t) => t.value() == unquote(&info.etag),
+    }
+}
+
+/// The four HTTP preconditions of GET and HEAD, in RFC 9110's order:
+/// If-Match, else If-Unmodified-Since (412); If-None-Match, else
+/// If-Modified-Since (304). Dates compare in whole seconds, as HTTP sends them.
+pub fn check_preconditions(
+    info: &ObjectInfo,
+    if_match: Option<&ETagCondition>,
+    if_none_match: Option<&ETagCondition>,
+    if_modified_since: Option<&Timestamp>,
+    if_unmodified_since: Option<&Timestamp>,
+) -> S3Result<()> {
+    let modified = whole_seconds(info.last_modified);
+    let secs = |t: &Timestamp| time::OffsetDateTime::from(t.clone()).unix_timestamp();
+    let failed = match (if_match, if_unmodified_since) {
+        (Some(c), _) => !matches(c, info),
+        (None, Some(t)) => modified > secs(t),
+        (None, None) => false,
+    };
+    if failed {
+        return Err(s3s::s3_error!(
+            PreconditionFailed,
+            "{} does not meet the If-Match / If-Unmodified-Since condition",
+            info.key
+        ));
+    }
+    let not_modified = match (if_none_match, if_modified_since) {
+        (Some(c), _) => matches(c, info),
+        (None, Some(t)) => modified <= secs(t),
+        (None, None) => false,
+    };
+    if not_modified {
+        return Err(s3s::s3_error!(NotModified));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use s3hpc_store::ErrorCode;
+
+    #[test]
+    fn engine_errors_keep_code_and_status() {
+        let e = s3_error(s3hpc_store::S3Error::new(ErrorCode::NoSuchKey, "k"));
+        assert_eq!(*e.code(), S3ErrorCode::NoSuchKey);
+        assert_eq!(e.status_code().map(|s| s.as_u16()), Some(404));
+        let e = s3_error(s3hpc_store::S3Error::new(ErrorCode::KeyConflict, "k"));
+        assert_eq!(e.code().as_str(), "KeyConflict");
+        assert_eq!(e.status_code().map(|s| s.as_u16()), Some(409));
+    }
+
+    #[test]
+    fn url_encoding_and_copy_ranges() {
+        assert_eq!(
+            copy_source_range("bytes=2-5").unwrap(),
+            ByteRange::FromTo {
+                first: 2,
+                last: Some(5)
+            }
+        );
+        assert!(copy_source_range("bytes=5-2").is_err());
+        assert!(copy_source_range("2-5").is_err());
+    }
+}

@@ -1,0 +1,54 @@
+//! Puts the S3 error code of every error answer into an `x-amz-error-code`
+//! header. A HEAD answer has no body, so without it a client cannot tell
+//! NoSuchBucket from NoSuchKey, or InvalidBucketName from KeyTooLongError;
+//! errors that s3s raises itself (signatures, names) included.
+
+use futures_util::future::BoxFuture;
+use hyper::header::HeaderValue;
+use s3s::service::S3Service;
+use s3s::{HttpError, HttpResponse};
+
+pub const ERROR_CODE_HEADER: &str = "x-amz-error-code";
+
+#[derive(Clone)]
+pub struct WithErrorCode(pub S3Service);
+
+impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErrorCode {
+    type Response = HttpResponse;
+    type Error = HttpError;
+    type Future = BoxFuture<'static, Result<HttpResponse, HttpError>>;
+
+    fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
+        let service = self.0.clone();
+        let req = req.map(s3s::Body::from);
+        Box::pin(async move {
+            let mut resp = service.call(req).await?;
+            if resp.status().as_u16() >= 400 && !resp.headers().contains_key(ERROR_CODE_HEADER) {
+                let code = resp.body().bytes().and_then(|b| code_of(&b));
+                if let Some(v) = code.and_then(|c| HeaderValue::from_str(&c).ok()) {
+                    resp.headers_mut().insert(ERROR_CODE_HEADER, v);
+                }
+            }
+            Ok(resp)
+        })
+    }
+}
+
+/// The `<Code>` of an S3 XML error body.
+fn code_of(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let start = text.find("<Code>")? + "<Code>".len();
+    let len = text[start..].find("</Code>")?;
+    Some(text[start..start + len].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_the_code() {
+        let body =
+            b"<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code><Message>m</Message></Error>";
+        assert_eq!(super::code_of(body).as_deref(), Some("NoSuchKey"));
+        assert_eq!(super::code_of(b"<Error></Error>"), None);
+    }
+}

@@ -1,0 +1,28 @@
+//! s3hpc's S3 REST transport: the engine behind HTTP, so any S3 tool can use
+//! it and the benchmark can measure what HTTP itself costs.
+//!
+//! s3s parses requests, routes them (path and virtual-host style), checks
+//! SigV4 and SigV2 signatures (header and presigned, aws-chunked payloads)
+//! and renders XML and error bodies; this crate maps each operation onto
+//! the engine and streams bodies through bounded buffers.
+//!
+//! ```
+//! # use std::sync::Arc;
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let store = Arc::new(s3hpc_store::Store::open(dir.path(), Default::default()).unwrap());
+//! let auth = s3hpc_http::AuthConfig::single("ACCESS", "SECRET");
+//! let server = s3hpc_http::HttpServer::bind("127.0.0.1:0".parse().unwrap(), store, auth, &[]).unwrap();
+//! let handle = server.spawn().unwrap();
+//! println!("serving at {}", handle.endpoint());
+//! handle.shutdown().unwrap();
+//! ```
+
+mod auth;
+mod body;
+mod convert;
+mod error_header;
+mod server;
+mod service;
+
+pub use auth::{AuthConfig, ACCESS_KEY_ENV, SECRET_KEY_ENV};
+pub use server::{HttpServer, ServerHandle};

@@ -1,0 +1,220 @@
+//! The listener: accepts connections and serves each with hyper (HTTP/1.1,
+//! HTTP/2) and the s3s service, until told to stop.
+
+use crate::auth::{AuthConfig, KeyTable};
+use crate::error_header::WithErrorCode;
+use crate::service::Engine;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder as ConnBuilder;
+use s3hpc_store::Store;
+use s3s::host::{MultiDomain, S3Host, VirtualHost};
+use s3s::service::S3ServiceBuilder;
+use std::future::Future;
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a stop waits for requests in flight before closing anyway.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// A bound S3 REST server, not yet serving.
+pub struct HttpServer {
+    listener: TcpListener,
+    service: WithErrorCode,
+}
+
+impl HttpServer {
+    /// Binds `addr` (port 0 picks a free one) and prepares the service over
+    /// `store`. `virtual_hosts` are the domains under which
+    /// `BUCKET.DOMAIN` addresses a bucket; path style always works.
+    pub fn bind(
+        addr: SocketAddr,
+        store: Arc<Store>,
+        auth: AuthConfig,
+        virtual_hosts: &[String],
+    ) -> io::Result<HttpServer> {
+        let mut builder = S3ServiceBuilder::new(Engine { store });
+        if let AuthConfig::Users(users) = auth {
+            builder.set_auth(KeyTable(users));
+        }
+        if !virtual_hosts.is_empty() {
+            let domains = MultiDomain::new(virtual_hosts).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("virtual-host domains {virtual_hosts:?}: {e}"),
+                )
+            })?;
+            builder.set_host(PortlessHost {
+                domains,
+                names: virtual_hosts.to_vec(),
+            });
+        }
+        let listener = TcpListener::bind(addr)
+            .map_err(|e| io::Error::new(e.kind(), format!("binding {addr}: {e}")))?;
+        listener.set_nonblocking(true)?;
+        Ok(HttpServer {
+            listener,
+            service: WithErrorCode(builder.build()),
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    /// Serves on a runtime of its own until `stop` completes, then stops
+    /// accepting and lets requests in flight finish (up to 10 s).
+    pub fn run_until(self, stop: impl Future<Output = ()> + Send) -> io::Result<()> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("s3hpc-http")
+            .build()?;
+        runtime.block_on(self.serve(stop))
+    }
+
+    /// Serves on a background thread; the handle stops it.
+    pub fn spawn(self) -> io::Result<ServerHandle> {
+        let addr = self.local_addr();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("s3hpc-http-main".into())
+            .spawn(move || {
+                self.run_until(async {
+                    let _ = rx.await;
+                })
+            })?;
+        Ok(ServerHandle {
+            addr,
+            stop: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    async fn serve(self, stop: impl Future<Output = ()>) -> io::Result<()> {
+        let listener = tokio::net::TcpListener::from_std(self.listener)?;
+        let http = ConnBuilder::new(TokioExecutor::new());
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let mut stop = std::pin::pin!(stop);
+        loop {
+            let socket = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((socket, _)) => socket,
+                    // Out of descriptors or a connection reset before accept:
+                    // keep serving the others, after a breath.
+                    Err(_) => {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                },
+                () = stop.as_mut() => break,
+            };
+            // Small requests and responses go out at once, not after 40 ms.
+            let _ = socket.set_nodelay(true);
+            let conn = http.serve_connection(TokioIo::new(socket), self.service.clone());
+            let conn = graceful.watch(conn.into_owned());
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+        }
+        drop(listener);
+        let _ = tokio::time::timeout(DRAIN, graceful.shutdown()).await;
+        Ok(())
+    }
+}
+
+/// Virtual-host parsing that ignores the port (clients send
+/// `Host: bucket.domain:9000`, which s3s's `MultiDomain` would take as a
+/// domain it does not serve), and that treats any host outside the
+/// configured domains as path style (MultiDomain would take `localhost` as
+/// the name of a bucket).
+struct PortlessHost {
+    domains: MultiDomain,
+    names: Vec<String>,
+}
+
+impl S3Host for PortlessHost {
+    fn parse_host_header<'a>(&'a self, host: &'a str) -> s3s::S3Result<VirtualHost<'a>> {
+        let name = without_port(host);
+        let ours = self.names.iter().any(|d| {
+            name == d
+                || name
+                    .strip_suffix(d.as_str())
+                    .is_some_and(|b| b.ends_with('.'))
+        });
+        if ours {
+            self.domains.parse_host_header(name)
+        } else {
+            Ok(VirtualHost::new(name))
+        }
+    }
+}
+
+/// `name:port` → `name`; `[v6]:port` → `[v6]`; anything else unchanged.
+fn without_port(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!name.contains(':') || name.ends_with(']')) =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
+/// A server running on a background thread. Dropping it stops the server.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<io::Result<()>>>,
+}
+
+impl ServerHandle {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`, for clients.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting, waits for requests in flight, and joins the thread.
+    pub fn shutdown(mut self) -> io::Result<()> {
+        self.stop_and_join()
+    }
+
+    fn stop_and_join(&mut self) -> io::Result<()> {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .map_err(|_| io::Error::other("the HTTP server thread panicked"))?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        let _ = self.stop_and_join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ports_are_stripped() {
+        use super::without_port;
+        assert_eq!(without_port("b.s3.local:9000"), "b.s3.local");
+        assert_eq!(without_port("b.s3.local"), "b.s3.local");
+        assert_eq!(without_port("[::1]:9000"), "[::1]");
+        assert_eq!(without_port("::1"), "::1");
+    }
+}
