@@ -1,0 +1,141 @@
+//! `S3Status` of the libs3 2.0 ABI: a C int, never a Rust enum (C may hand
+//! us any value). The constants are declared in header order and numbered by
+//! position, as the C enum is; `tests/layout.rs` checks every one against
+//! the value the real header gives.
+
+use crate::core::Failure;
+use s3hpc_client::ErrorCode;
+use std::ffi::{c_char, c_int};
+
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct S3Status(pub c_int);
+
+/// Declares one constant per status, numbered in order, and the table of
+/// their names that `S3_get_status_name` returns.
+macro_rules! statuses {
+    ($($name:ident),+ $(,)?) => {
+        #[allow(non_upper_case_globals)]
+        impl S3Status {
+            statuses!(@consts 0, $($name),+);
+        }
+        /// `(status, NUL-terminated name)` for every status, in order.
+        pub const ALL: &[(S3Status, &str)] = &[$((S3Status::$name, concat!(stringify!($name), "\0"))),+];
+    };
+    (@consts $n:expr, $name:ident $(, $rest:ident)*) => {
+        pub const $name: S3Status = S3Status($n);
+        statuses!(@consts $n + 1 $(, $rest)*);
+    };
+    (@consts $n:expr) => {};
+}
+
+statuses! {
+    OK, InternalError, OutOfMemory,
+    Interrupted, InvalidBucketNameTooLong, InvalidBucketNameFirstCharacter,
+    InvalidBucketNameCharacter, InvalidBucketNameCharacterSequence, InvalidBucketNameTooShort,
+    InvalidBucketNameDotQuadNotation, QueryParamsTooLong, FailedToInitializeRequest,
+    MetaDataHeadersTooLong, BadMetaData, BadContentType,
+    ContentTypeTooLong, BadMD5, MD5TooLong,
+    BadCacheControl, CacheControlTooLong, BadContentDispositionFilename,
+    ContentDispositionFilenameTooLong, BadContentEncoding, ContentEncodingTooLong,
+    BadIfMatchETag, IfMatchETagTooLong, BadIfNotMatchETag,
+    IfNotMatchETagTooLong, HeadersTooLong, KeyTooLong,
+    UriTooLong, XmlParseFailure, EmailAddressTooLong,
+    UserIdTooLong, UserDisplayNameTooLong, GroupUriTooLong,
+    PermissionTooLong, TargetBucketTooLong, TargetPrefixTooLong,
+    TooManyGrants, BadGrantee, BadPermission,
+    XmlDocumentTooLarge, NameLookupError, FailedToConnect,
+    ServerFailedVerification, ConnectionFailed, AbortedByCallback,
+    ErrorAccessDenied, ErrorAccountProblem, ErrorAmbiguousGrantByEmailAddress,
+    ErrorBadDigest, ErrorBucketAlreadyExists, ErrorBucketAlreadyOwnedByYou,
+    ErrorBucketNotEmpty, ErrorCredentialsNotSupported, ErrorCrossLocationLoggingProhibited,
+    ErrorEntityTooSmall, ErrorEntityTooLarge, ErrorExpiredToken,
+    ErrorIncompleteBody, ErrorIncorrectNumberOfFilesInPostRequest, ErrorInlineDataTooLarge,
+    ErrorInternalError, ErrorInvalidAccessKeyId, ErrorInvalidAddressingHeader,
+    ErrorInvalidArgument, ErrorInvalidBucketName, ErrorInvalidDigest,
+    ErrorInvalidLocationConstraint, ErrorInvalidPayer, ErrorInvalidPolicyDocument,
+    ErrorInvalidRange, ErrorInvalidSecurity, ErrorInvalidSOAPRequest,
+    ErrorInvalidStorageClass, ErrorInvalidTargetBucketForLogging, ErrorInvalidToken,
+    ErrorInvalidURI, ErrorKeyTooLong, ErrorMalformedACLError,
+    ErrorMalformedXML, ErrorMaxMessageLengthExceeded, ErrorMaxPostPreDataLengthExceededError,
+    ErrorMetadataTooLarge, ErrorMethodNotAllowed, ErrorMissingAttachment,
+    ErrorMissingContentLength, ErrorMissingSecurityElement, ErrorMissingSecurityHeader,
+    ErrorNoLoggingStatusForKey, ErrorNoSuchBucket, ErrorNoSuchKey,
+    ErrorNotImplemented, ErrorNotSignedUp, ErrorOperationAborted,
+    ErrorPermanentRedirect, ErrorPreconditionFailed, ErrorRedirect,
+    ErrorRequestIsNotMultiPartContent, ErrorRequestTimeout, ErrorRequestTimeTooSkewed,
+    ErrorRequestTorrentOfBucketError, ErrorSignatureDoesNotMatch, ErrorSlowDown,
+    ErrorTemporaryRedirect, ErrorTokenRefreshRequired, ErrorTooManyBuckets,
+    ErrorUnexpectedContent, ErrorUnresolvableGrantByEmailAddress, ErrorUserKeyMustBeSpecified,
+    ErrorUnknown, HttpErrorMovedTemporarily, HttpErrorBadRequest,
+    HttpErrorForbidden, HttpErrorNotFound, HttpErrorConflict,
+    HttpErrorUnknown,
+}
+
+impl S3Status {
+    /// The name libs3 prints for this status (`"ErrorNoSuchKey"`), or
+    /// `"Unknown"`.
+    pub fn name_ptr(self) -> *const c_char {
+        let name = usize::try_from(self.0)
+            .ok()
+            .and_then(|i| ALL.get(i))
+            .map_or("Unknown\0", |(_, n)| n);
+        name.as_ptr().cast()
+    }
+
+    /// libs3's retry rule: network trouble and the server's transient errors.
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            S3Status::NameLookupError
+                | S3Status::FailedToConnect
+                | S3Status::ConnectionFailed
+                | S3Status::ErrorInternalError
+                | S3Status::ErrorOperationAborted
+                | S3Status::ErrorRequestTimeout
+        )
+    }
+}
+
+impl From<&Failure> for S3Status {
+    fn from(f: &Failure) -> S3Status {
+        match f {
+            Failure::S3(e) => from_code(e.code()),
+            Failure::BadHost(_) => S3Status::NameLookupError,
+            Failure::Connect(_) => S3Status::FailedToConnect,
+            Failure::Aborted => S3Status::AbortedByCallback,
+            Failure::Callback(s) => S3Status(*s),
+            Failure::BadArgument(_) => S3Status::ErrorInvalidArgument,
+            Failure::NotSupported(_) => S3Status::ErrorNotImplemented,
+            Failure::Internal(_) => S3Status::InternalError,
+        }
+    }
+}
+
+/// The 2.0 status for an S3 error code; codes 2.0 has no name for map to
+/// the nearest one.
+fn from_code(code: ErrorCode) -> S3Status {
+    use ErrorCode as C;
+    match code {
+        C::NoSuchBucket => S3Status::ErrorNoSuchBucket,
+        C::NoSuchKey => S3Status::ErrorNoSuchKey,
+        C::NoSuchUpload => S3Status::ErrorNoSuchKey,
+        C::BucketNotEmpty => S3Status::ErrorBucketNotEmpty,
+        C::BucketAlreadyOwnedByYou => S3Status::ErrorBucketAlreadyOwnedByYou,
+        C::InvalidBucketName => S3Status::ErrorInvalidBucketName,
+        C::InvalidArgument | C::InvalidKey | C::KeyConflict => S3Status::ErrorInvalidArgument,
+        C::InvalidPart | C::InvalidPartOrder => S3Status::ErrorInvalidArgument,
+        C::KeyTooLong => S3Status::ErrorKeyTooLong,
+        C::EntityTooLarge => S3Status::ErrorEntityTooLarge,
+        C::EntityTooSmall => S3Status::ErrorEntityTooSmall,
+        C::InvalidRange => S3Status::ErrorInvalidRange,
+        C::MetadataTooLarge => S3Status::ErrorMetadataTooLarge,
+        C::BadDigest => S3Status::ErrorBadDigest,
+        C::IncompleteBody => S3Status::ErrorIncompleteBody,
+        C::PreconditionFailed => S3Status::ErrorPreconditionFailed,
+        C::NotImplemented => S3Status::ErrorNotImplemented,
+        C::AccessDenied => S3Status::ErrorAccessDenied,
+        C::ServiceUnavailable => S3Status::FailedToConnect,
+        C::InsufficientStorage | C::InternalError => S3Status::ErrorInternalError,
+    }
+}

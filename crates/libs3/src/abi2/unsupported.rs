@@ -1,0 +1,98 @@
+//! Calls outside the data path: they report ErrorNotImplemented through the
+//! complete callback (or their return value), never succeed silently.
+
+use super::convert::run;
+use super::types::*;
+use super::S3Status;
+use crate::core::Failure;
+use std::ffi::{c_char, c_int, c_void};
+
+#[no_mangle]
+pub extern "C" fn S3_convert_acl(
+    _acl_xml: *mut c_char,
+    _owner_id: *mut c_char,
+    _owner_display_name: *mut c_char,
+    _acl_grant_count_return: *mut c_int,
+    _acl_grants: *mut S3AclGrant,
+) -> S3Status {
+    S3Status::ErrorNotImplemented
+}
+
+/// Partial: presigned URLs (SigV2 query strings) are not generated yet.
+#[no_mangle]
+pub unsafe extern "C" fn S3_generate_authenticated_query_string(
+    buffer: *mut c_char,
+    _bucket_context: *const S3BucketContext,
+    _key: *const c_char,
+    _expires: i64,
+    _resource: *const c_char,
+) -> S3Status {
+    if !buffer.is_null() {
+        // SAFETY: the header requires a buffer of
+        // S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE bytes.
+        unsafe { *buffer = 0 };
+    }
+    S3Status::ErrorNotImplemented
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn S3_get_acl(
+    _bucket_context: *const S3BucketContext,
+    _key: *const c_char,
+    _owner_id: *mut c_char,
+    _owner_display_name: *mut c_char,
+    _acl_grant_count_return: *mut c_int,
+    _acl_grants: *mut S3AclGrant,
+    _ctx: *mut S3RequestContext,
+    handler: *const S3ResponseHandler,
+    data: *mut c_void,
+) {
+    // SAFETY: `handler` is NULL or valid, per the header.
+    unsafe { run(handler, data, "", || Err(Failure::NotSupported("S3_get_acl"))) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn S3_set_acl(
+    _bucket_context: *const S3BucketContext,
+    _key: *const c_char,
+    _owner_id: *const c_char,
+    _owner_display_name: *const c_char,
+    _acl_grant_count: c_int,
+    _acl_grants: *const S3AclGrant,
+    _ctx: *mut S3RequestContext,
+    handler: *const S3ResponseHandler,
+    data: *mut c_void,
+) {
+    // SAFETY: `handler` is NULL or valid, per the header.
+    unsafe { run(handler, data, "", || Err(Failure::NotSupported("S3_set_acl"))) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn S3_get_server_access_logging(
+    _bucket_context: *const S3BucketContext,
+    _target_bucket_return: *mut c_char,
+    _target_prefix_return: *mut c_char,
+    _acl_grant_count_return: *mut c_int,
+    _acl_grants: *mut S3AclGrant,
+    _ctx: *mut S3RequestContext,
+    handler: *const S3ResponseHandler,
+    data: *mut c_void,
+) {
+    // SAFETY: `handler` is NULL or valid, per the header.
+    unsafe { run(handler, data, "", || Err(Failure::NotSupported("S3_get_server_access_logging"))) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn S3_set_server_access_logging(
+    _bucket_context: *const S3BucketContext,
+    _target_bucket: *const c_char,
+    _target_prefix: *const c_char,
+    _acl_grant_count: c_int,
+    _acl_grants: *const S3AclGrant,
+    _ctx: *mut S3RequestContext,
+    handler: *const S3ResponseHandler,
+    data: *mut c_void,
+) {
+    // SAFETY: `handler` is NULL or valid, per the header.
+    unsafe { run(handler, data, "", || Err(Failure::NotSupported("S3_set_server_access_logging"))) }
+}

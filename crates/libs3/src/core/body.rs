@@ -1,0 +1,70 @@
+//! Moving object bytes between C callbacks and `S3Client` bodies: a PUT
+//! pulls through the caller's callback, a GET pushes to it in chunks.
+
+use super::Failure;
+use std::io::{self, Read};
+
+/// The size of each chunk a GET pushes to the data callback.
+pub const CHUNK: usize = 256 * 1024;
+
+/// A `Read` over a pull callback that fills a buffer and returns how many
+/// bytes it wrote (0: no more data, negative: abort). Stops at `len` bytes,
+/// the content length the caller announced.
+pub struct PullReader<F> {
+    pull: F,
+    remaining: u64,
+    /// Set when the callback aborted, so the caller reports that rather
+    /// than the I/O error the store saw.
+    pub aborted: bool,
+}
+
+impl<F: FnMut(&mut [u8]) -> i64> PullReader<F> {
+    pub fn new(len: u64, pull: F) -> Self {
+        PullReader {
+            pull,
+            remaining: len,
+            aborted: false,
+        }
+    }
+}
+
+impl<F: FnMut(&mut [u8]) -> i64> Read for PullReader<F> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        // C callbacks take an int size.
+        let want = (buf.len() as u64)
+            .min(self.remaining)
+            .min(i32::MAX as u64) as usize;
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = (self.pull)(&mut buf[..want]);
+        if n < 0 {
+            self.aborted = true;
+            return Err(io::Error::other("aborted by the data callback"));
+        }
+        // A callback claiming more than it was given is a bug in the
+        // caller; never trust it past the buffer.
+        let n = (n as usize).min(want);
+        self.remaining -= n as u64;
+        Ok(n)
+    }
+}
+
+/// Reads `body` to its end, handing each chunk to `push`; a push error
+/// stops the transfer.
+pub fn push_body(
+    body: &mut dyn Read,
+    key: &str,
+    mut push: impl FnMut(&[u8]) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = match body.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Failure::S3(s3hpc_client::S3Error::from_io(&e, key))),
+        };
+        push(&buf[..n])?;
+    }
+}

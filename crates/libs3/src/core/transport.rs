@@ -1,0 +1,124 @@
+//! Which `S3Client` a host string names, created once per (host, keys) and
+//! shared by every later call: opening a store or a connection pool per
+//! request would cost more than the request.
+
+use super::Failure;
+use s3hpc_client::{EmbeddedClient, HttpClient, S3Client};
+use s3hpc_rpc::RemoteClient;
+use s3hpc_store::{Store, StoreConfig};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Overrides every host a program passes, for programs whose host option
+/// is fixed or missing.
+pub const HOST_ENV: &str = "S3HPC_LIBS3_HOST";
+
+/// libs3's own default when neither the call nor `S3_initialize` names one.
+const FALLBACK_HOST: &str = "s3.amazonaws.com";
+
+static DEFAULT_HOST: Mutex<Option<String>> = Mutex::new(None);
+
+type Key = (String, String, String);
+static CLIENTS: Mutex<Option<HashMap<Key, Arc<dyn S3Client>>>> = Mutex::new(None);
+
+/// Where one request goes, as the caller's arguments describe it.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// The call's host name; `None` means the default from `S3_initialize`.
+    pub host: Option<String>,
+    /// The call asked for HTTPS (used only for plain HTTP host names).
+    pub https: bool,
+    pub access_key: String,
+    pub secret_key: String,
+}
+
+/// Sets (or with `None` clears) the default host, as `S3_initialize` does.
+pub fn set_default_host(host: Option<String>) {
+    *DEFAULT_HOST.lock().unwrap_or_else(|e| e.into_inner()) = host;
+}
+
+/// Drops every cached client (`S3_deinitialize`).
+pub fn forget_clients() {
+    *CLIENTS.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+impl Target {
+    /// The host string in effect: the override, else the call's, else the
+    /// default.
+    pub fn effective_host(&self) -> String {
+        if let Ok(h) = std::env::var(HOST_ENV) {
+            if !h.is_empty() {
+                return h;
+            }
+        }
+        if let Some(h) = self.host.as_deref().filter(|h| !h.is_empty()) {
+            return h.to_string();
+        }
+        DEFAULT_HOST
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| FALLBACK_HOST.to_string())
+    }
+}
+
+/// The client for `target`, opened on first use.
+pub fn client_for(target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
+    let host = target.effective_host();
+    let key = (
+        host.clone(),
+        target.access_key.clone(),
+        target.secret_key.clone(),
+    );
+    if let Some(c) = CLIENTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .and_then(|m| m.get(&key))
+    {
+        return Ok(c.clone());
+    }
+    // Opened outside the lock: a remote connect may take a while.
+    let client = open(&host, target)?;
+    let mut guard = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(guard
+        .get_or_insert_with(HashMap::new)
+        .entry(key)
+        .or_insert(client)
+        .clone())
+}
+
+fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
+    if let Some(path) = host.strip_prefix("file://") {
+        if !path.starts_with('/') {
+            return Err(Failure::BadHost(format!(
+                "{host:?}: a file host needs an absolute path, as in file:///data/s3"
+            )));
+        }
+        let store = Store::open(path, StoreConfig::default())
+            .map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
+        return Ok(Arc::new(EmbeddedClient::new(Arc::new(store))));
+    }
+    if host.starts_with("unix:") || host.starts_with("s3hpc://") || host.starts_with("tcp:") {
+        host.parse::<s3hpc_rpc::Address>()
+            .map_err(Failure::BadHost)?;
+        let client = RemoteClient::connect(host)
+            .map_err(|e| Failure::Connect(format!("{host:?}: {e}")))?;
+        return Ok(Arc::new(client));
+    }
+    let endpoint = if host.starts_with("http://") || host.starts_with("https://") {
+        host.to_string()
+    } else if host.contains("://") || host.contains(char::is_whitespace) {
+        return Err(Failure::BadHost(format!(
+            "{host:?}: not a host name; use file:///path, unix:///path.sock, \
+             s3hpc://host:port or host[:port]"
+        )));
+    } else {
+        let scheme = if target.https { "https" } else { "http" };
+        format!("{scheme}://{host}")
+    };
+    let client = HttpClient::with_credentials(&endpoint, &target.access_key, &target.secret_key)
+        .map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
+    Ok(Arc::new(client))
+}
+
