@@ -8,7 +8,9 @@ fn main() {
     let header = std::path::Path::new("/usr/include/libs3.h");
     println!("cargo:rerun-if-changed={}", header.display());
     if header.exists() {
-        cc::Build::new().file("c/layout2.c").compile("s3hpc_layout2");
+        cc::Build::new()
+            .file("c/layout2.c")
+            .compile("s3hpc_layout2");
         println!("cargo:rustc-cfg=libs3_h");
     }
 }

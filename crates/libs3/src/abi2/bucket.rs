@@ -1,7 +1,9 @@
 //! Service and bucket calls: list service, test/create/delete bucket, list
 //! bucket.
 
-use super::convert::{callback_status, context, cstring, req_str, run, send_properties, target, unix_seconds};
+use super::convert::{
+    callback_status, context, cstring, req_str, run, send_properties, target, unix_seconds,
+};
 use super::types::*;
 use crate::core::client_for;
 use s3hpc_client::ListRequest;
@@ -32,7 +34,12 @@ pub unsafe extern "C" fn S3_list_service(
     // SAFETY: pointers as the header documents them.
     unsafe {
         run(response, data, "/", || {
-            let client = client_for(&target(protocol, access_key_id, secret_access_key, host_name)?)?;
+            let client = client_for(&target(
+                protocol,
+                access_key_id,
+                secret_access_key,
+                host_name,
+            )?)?;
             let buckets = client.list_buckets()?;
             send_properties(response, data, None, 0)?;
             let Some(cb) = h.and_then(|h| h.list_service_callback) else {
@@ -40,7 +47,13 @@ pub unsafe extern "C" fn S3_list_service(
             };
             for b in buckets {
                 let name = cstring(&b.name);
-                callback_status(cb(c"".as_ptr(), c"".as_ptr(), name.as_ptr(), unix_seconds(b.created), data))?;
+                callback_status(cb(
+                    c"".as_ptr(),
+                    c"".as_ptr(),
+                    name.as_ptr(),
+                    unix_seconds(b.created),
+                    data,
+                ))?;
             }
             Ok(())
         })
@@ -64,7 +77,12 @@ pub unsafe extern "C" fn S3_test_bucket(
     // SAFETY: pointers as the header documents them.
     unsafe {
         run(handler, data, &lossy(bucket_name), || {
-            let client = client_for(&target(protocol, access_key_id, secret_access_key, host_name)?)?;
+            let client = client_for(&target(
+                protocol,
+                access_key_id,
+                secret_access_key,
+                host_name,
+            )?)?;
             client.head_bucket(&req_str(bucket_name, "bucketName")?)?;
             // No locations here: an empty constraint, as for US Standard.
             if location_size > 0 && !location_return.is_null() {
@@ -91,7 +109,12 @@ pub unsafe extern "C" fn S3_create_bucket(
     // SAFETY: pointers as the header documents them.
     unsafe {
         run(handler, data, &lossy(bucket_name), || {
-            let client = client_for(&target(protocol, access_key_id, secret_access_key, host_name)?)?;
+            let client = client_for(&target(
+                protocol,
+                access_key_id,
+                secret_access_key,
+                host_name,
+            )?)?;
             client.create_bucket(&req_str(bucket_name, "bucketName")?)?;
             send_properties(handler, data, None, 0)
         })
@@ -113,7 +136,12 @@ pub unsafe extern "C" fn S3_delete_bucket(
     // SAFETY: pointers as the header documents them.
     unsafe {
         run(handler, data, &lossy(bucket_name), || {
-            let client = client_for(&target(protocol, access_key_id, secret_access_key, host_name)?)?;
+            let client = client_for(&target(
+                protocol,
+                access_key_id,
+                secret_access_key,
+                host_name,
+            )?)?;
             client.delete_bucket(&req_str(bucket_name, "bucketName")?)?;
             send_properties(handler, data, None, 0)
         })
@@ -144,7 +172,8 @@ pub unsafe extern "C" fn S3_list_bucket(
             let client = client_for(&target)?;
             let req = ListRequest {
                 prefix: super::convert::opt_str(prefix, "prefix")?.unwrap_or_default(),
-                delimiter: super::convert::opt_str(delimiter, "delimiter")?.filter(|d| !d.is_empty()),
+                delimiter: super::convert::opt_str(delimiter, "delimiter")?
+                    .filter(|d| !d.is_empty()),
                 start_after: super::convert::opt_str(marker, "marker")?.filter(|m| !m.is_empty()),
                 continuation_token: None,
                 max_keys: maxkeys.max(0) as usize,
@@ -154,7 +183,11 @@ pub unsafe extern "C" fn S3_list_bucket(
             let Some(cb) = h.and_then(|h| h.list_bucket_callback) else {
                 return Ok(());
             };
-            let keys: Vec<_> = page.objects.iter().map(|o| (cstring(&o.key), cstring(&o.etag))).collect();
+            let keys: Vec<_> = page
+                .objects
+                .iter()
+                .map(|o| (cstring(&o.key), cstring(&o.etag)))
+                .collect();
             let contents: Vec<S3ListBucketContent> = page
                 .objects
                 .iter()
@@ -181,9 +214,17 @@ pub unsafe extern "C" fn S3_list_bucket(
                 page.is_truncated as c_int,
                 next.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
                 contents.len() as c_int,
-                if contents.is_empty() { std::ptr::null() } else { contents.as_ptr() },
+                if contents.is_empty() {
+                    std::ptr::null()
+                } else {
+                    contents.as_ptr()
+                },
                 prefix_ptrs.len() as c_int,
-                if prefix_ptrs.is_empty() { std::ptr::null() } else { prefix_ptrs.as_ptr() },
+                if prefix_ptrs.is_empty() {
+                    std::ptr::null()
+                } else {
+                    prefix_ptrs.as_ptr()
+                },
                 data,
             ))
         })

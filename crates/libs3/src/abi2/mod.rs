@@ -13,5 +13,9 @@ mod status;
 mod types;
 mod unsupported;
 
+pub use bucket::*;
+pub use object::*;
+pub use service::*;
 pub use status::{S3Status, ALL as ALL_STATUSES};
 pub use types::*;
+pub use unsupported::*;

@@ -1,7 +1,10 @@
 //! Object calls: put (pulled through the data callback, streamed, atomic),
 //! get (range, pushed in chunks), head, delete, copy.
 
-use super::convert::{callback_status, context, cstring, opt_str, put_options, req_str, run, send_properties, unix_seconds};
+use super::convert::{
+    callback_status, context, cstring, opt_str, put_options, req_str, run, send_properties,
+    unix_seconds,
+};
 use super::types::*;
 use crate::core::{client_for, push_body, Failure, PullReader};
 use s3hpc_client::{ByteRange, ObjectInfo, PutBody};
@@ -205,10 +208,18 @@ pub unsafe extern "C" fn S3_copy_object(
         run(handler, data, &resource(bucket_context, key), || {
             let (target, bucket) = context(bucket_context)?;
             let key = req_str(key, "key")?;
-            let dst_bucket = opt_str(destination_bucket, "destinationBucket")?.unwrap_or_else(|| bucket.clone());
-            let dst_key = opt_str(destination_key, "destinationKey")?.unwrap_or_else(|| key.clone());
+            let dst_bucket =
+                opt_str(destination_bucket, "destinationBucket")?.unwrap_or_else(|| bucket.clone());
+            let dst_key =
+                opt_str(destination_key, "destinationKey")?.unwrap_or_else(|| key.clone());
             let opts = put_options(put_properties)?;
-            let info = client_for(&target)?.copy_object(&bucket, &key, &dst_bucket, &dst_key, opts.as_ref())?;
+            let info = client_for(&target)?.copy_object(
+                &bucket,
+                &key,
+                &dst_bucket,
+                &dst_key,
+                opts.as_ref(),
+            )?;
             if !last_modified_return.is_null() {
                 *last_modified_return = unix_seconds(info.last_modified);
             }

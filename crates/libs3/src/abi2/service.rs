@@ -65,7 +65,9 @@ pub fn validate_bucket_name(name: &[u8], virtual_host: bool) -> S3Status {
     if name.len() > max {
         return S3Status::InvalidBucketNameTooLong;
     }
-    let first_ok = |c: u8| c.is_ascii_digit() || c.is_ascii_lowercase() || !virtual_host && c.is_ascii_uppercase();
+    let first_ok = |c: u8| {
+        c.is_ascii_digit() || c.is_ascii_lowercase() || !virtual_host && c.is_ascii_uppercase()
+    };
     if !first_ok(name[0]) {
         return S3Status::InvalidBucketNameFirstCharacter;
     }

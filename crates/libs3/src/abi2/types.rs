@@ -118,13 +118,7 @@ pub type S3ResponsePropertiesCallback =
 pub type S3ResponseCompleteCallback =
     Option<unsafe extern "C" fn(S3Status, *const S3ErrorDetails, *mut c_void)>;
 pub type S3ListServiceCallback = Option<
-    unsafe extern "C" fn(
-        *const c_char,
-        *const c_char,
-        *const c_char,
-        i64,
-        *mut c_void,
-    ) -> S3Status,
+    unsafe extern "C" fn(*const c_char, *const c_char, *const c_char, i64, *mut c_void) -> S3Status,
 >;
 pub type S3ListBucketCallback = Option<
     unsafe extern "C" fn(

@@ -48,7 +48,11 @@ pub unsafe extern "C" fn S3_get_acl(
     data: *mut c_void,
 ) {
     // SAFETY: `handler` is NULL or valid, per the header.
-    unsafe { run(handler, data, "", || Err(Failure::NotSupported("S3_get_acl"))) }
+    unsafe {
+        run(handler, data, "", || {
+            Err(Failure::NotSupported("S3_get_acl"))
+        })
+    }
 }
 
 #[no_mangle]
@@ -64,7 +68,11 @@ pub unsafe extern "C" fn S3_set_acl(
     data: *mut c_void,
 ) {
     // SAFETY: `handler` is NULL or valid, per the header.
-    unsafe { run(handler, data, "", || Err(Failure::NotSupported("S3_set_acl"))) }
+    unsafe {
+        run(handler, data, "", || {
+            Err(Failure::NotSupported("S3_set_acl"))
+        })
+    }
 }
 
 #[no_mangle]
@@ -79,7 +87,11 @@ pub unsafe extern "C" fn S3_get_server_access_logging(
     data: *mut c_void,
 ) {
     // SAFETY: `handler` is NULL or valid, per the header.
-    unsafe { run(handler, data, "", || Err(Failure::NotSupported("S3_get_server_access_logging"))) }
+    unsafe {
+        run(handler, data, "", || {
+            Err(Failure::NotSupported("S3_get_server_access_logging"))
+        })
+    }
 }
 
 #[no_mangle]
@@ -94,5 +106,9 @@ pub unsafe extern "C" fn S3_set_server_access_logging(
     data: *mut c_void,
 ) {
     // SAFETY: `handler` is NULL or valid, per the header.
-    unsafe { run(handler, data, "", || Err(Failure::NotSupported("S3_set_server_access_logging"))) }
+    unsafe {
+        run(handler, data, "", || {
+            Err(Failure::NotSupported("S3_set_server_access_logging"))
+        })
+    }
 }

@@ -31,9 +31,7 @@ impl<F: FnMut(&mut [u8]) -> i64> PullReader<F> {
 impl<F: FnMut(&mut [u8]) -> i64> Read for PullReader<F> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         // C callbacks take an int size.
-        let want = (buf.len() as u64)
-            .min(self.remaining)
-            .min(i32::MAX as u64) as usize;
+        let want = (buf.len() as u64).min(self.remaining).min(i32::MAX as u64) as usize;
         if want == 0 {
             return Ok(0);
         }

@@ -102,8 +102,8 @@ fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
     if host.starts_with("unix:") || host.starts_with("s3hpc://") || host.starts_with("tcp:") {
         host.parse::<s3hpc_rpc::Address>()
             .map_err(Failure::BadHost)?;
-        let client = RemoteClient::connect(host)
-            .map_err(|e| Failure::Connect(format!("{host:?}: {e}")))?;
+        let client =
+            RemoteClient::connect(host).map_err(|e| Failure::Connect(format!("{host:?}: {e}")))?;
         return Ok(Arc::new(client));
     }
     let endpoint = if host.starts_with("http://") || host.starts_with("https://") {
@@ -121,4 +121,3 @@ fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
         .map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
     Ok(Arc::new(client))
 }
-
