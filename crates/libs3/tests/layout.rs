@@ -19,6 +19,7 @@ extern "C" {
 }
 
 /// A NULL-terminated C table as (name, value) pairs.
+#[allow(clippy::unnecessary_cast)] // c_long is not i64 on every target
 fn table(first: *const Entry) -> Vec<(String, i64)> {
     let mut out = Vec::new();
     let mut p = first;

@@ -88,9 +88,11 @@ pub unsafe fn put_options(p: *const S3PutProperties) -> Result<Option<PutOptions
     let Some(p) = (unsafe { p.as_ref() }) else {
         return Ok(None);
     };
-    let mut opts = PutOptions::default();
-    // SAFETY: string fields are NULL or NUL-terminated.
-    opts.content_type = unsafe { opt_str(p.content_type, "contentType") }?;
+    let mut opts = PutOptions {
+        // SAFETY: string fields are NULL or NUL-terminated.
+        content_type: unsafe { opt_str(p.content_type, "contentType") }?,
+        ..Default::default()
+    };
     if p.meta_data_count > 0 && !p.meta_data.is_null() {
         // SAFETY: `meta_data` holds `meta_data_count` entries.
         let nv = unsafe { std::slice::from_raw_parts(p.meta_data, p.meta_data_count as usize) };
