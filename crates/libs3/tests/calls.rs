@@ -429,6 +429,22 @@ fn exercise(env: &Env) {
             .collect::<Vec<_>>()
     );
 
+    // Paging one entry at a time with a delimiter: the marker after a
+    // common prefix must skip the keys rolled up into it.
+    let mut seen = Vec::new();
+    let mut marker: Option<String> = None;
+    for _ in 0..20 {
+        let l = env.list(&b, "", marker.as_deref(), Some("/"), 1);
+        assert_eq!(l.status, Some(S3Status::OK));
+        seen.extend(l.prefixes.iter().cloned());
+        seen.extend(l.keys.iter().map(|k| k.0.clone()));
+        if !l.truncated {
+            break;
+        }
+        marker = l.next_marker.clone();
+    }
+    assert_eq!(seen, ["a/", "b", "c", "d", "dir/"]);
+
     // Copy, keeping metadata, to a new key.
     let mut c = Call::default();
     let mut etag = [0 as c_char; 64];
