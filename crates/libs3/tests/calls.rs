@@ -140,6 +140,7 @@ const RESPONSE: S3ResponseHandler = S3ResponseHandler {
 /// One transport under test: its host string and protocol.
 struct Env {
     host: CString,
+    http: bool,
     protocol: S3Protocol,
     access: CString,
     secret: CString,
@@ -472,6 +473,28 @@ fn exercise(env: &Env) {
     assert!(unsafe { text(etag.as_ptr()) }.starts_with('"'));
     assert_eq!(env.get(&b, "b-copy", 0, 0, None).got, b"b");
 
+    // A presigned URL (SigV2 query string): fetched over HTTP, refused
+    // for hosts that have no URL.
+    let mut url = vec![0 as c_char; S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE];
+    // SAFETY: a buffer of the documented size.
+    let s = unsafe {
+        S3_generate_authenticated_query_string(url.as_mut_ptr(), &ctx, c"b".as_ptr(), -1, null())
+    };
+    // SAFETY: NUL-terminated by the library.
+    let url = unsafe { text(url.as_ptr()) };
+    if env.http {
+        assert_eq!(s, S3Status::OK);
+        let (status, body) = http_get(&url);
+        assert_eq!(
+            (status.as_str(), body.as_slice()),
+            ("200", &b"b"[..]),
+            "{url}"
+        );
+    } else {
+        assert_eq!(s, S3Status::ErrorNotImplemented);
+        assert!(url.is_empty());
+    }
+
     // Failures: missing key, missing bucket, aborting callbacks, ACLs.
     assert_eq!(
         env.get(&b, "nope", 0, 0, None).status,
@@ -538,6 +561,7 @@ fn exercise(env: &Env) {
 
 fn env(host: String, protocol: S3Protocol) -> Env {
     Env {
+        http: !host.contains("://"),
         host: CString::new(host).unwrap(),
         protocol,
         access: CString::new("libs3-test").unwrap(),
@@ -700,4 +724,19 @@ fn local_helpers() {
             S3Status::InternalError
         );
     }
+}
+
+/// A plain HTTP/1.0 GET of `url`: (status code, body).
+fn http_get(url: &str) -> (String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap());
+    let mut s = std::net::TcpStream::connect(authority).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {authority}\r\n\r\n").unwrap();
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp).unwrap();
+    let split = resp.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&resp[..split]).to_string();
+    let status = head.split_whitespace().nth(1).unwrap().to_string();
+    (status, resp[split + 4..].to_vec())
 }

@@ -6,6 +6,7 @@ use super::convert::{
     unix_seconds,
 };
 use super::types::*;
+use super::S3Status;
 use crate::core::{client_for, push_body, Failure, PullReader};
 use s3hpc_client::{ByteRange, ObjectInfo, PutBody};
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -232,5 +233,55 @@ pub unsafe extern "C" fn S3_copy_object(
             }
             send_properties(handler, data, Some(&info), 0)
         })
+    }
+}
+
+/// libs3 2.0's buffer size for a query string:
+/// `S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE`.
+pub const S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE: usize =
+    10 + 255 + 1024 * 3 + 17 + 32 + 10 + 32 + 12 + 28 + 1;
+
+/// A presigned GET URL (SigV2 query string) for HTTP hosts; other hosts
+/// answer ErrorNotImplemented and an empty string.
+#[no_mangle]
+pub unsafe extern "C" fn S3_generate_authenticated_query_string(
+    buffer: *mut c_char,
+    bucket_context: *const S3BucketContext,
+    key: *const c_char,
+    expires: i64,
+    resource: *const c_char,
+) -> S3Status {
+    if buffer.is_null() {
+        return S3Status::InternalError;
+    }
+    // SAFETY: the header requires a buffer of
+    // S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE bytes.
+    unsafe { *buffer = 0 };
+    let url = crate::core::guarded(|| {
+        // SAFETY: pointers as the header documents them.
+        unsafe {
+            let (target, bucket) = context(bucket_context)?;
+            let vhost = (*bucket_context).uri_style == S3_URI_STYLE_VIRTUAL_HOST;
+            crate::core::presigned_url(
+                &target,
+                vhost,
+                &bucket,
+                opt_str(key, "key")?.as_deref(),
+                expires,
+                opt_str(resource, "resource")?.as_deref(),
+            )
+        }
+    });
+    match url {
+        Ok(url) if url.len() < S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE => {
+            // SAFETY: shorter than the buffer, NUL included.
+            unsafe {
+                std::ptr::copy_nonoverlapping(url.as_ptr().cast(), buffer, url.len());
+                *buffer.add(url.len()) = 0;
+            }
+            S3Status::OK
+        }
+        Ok(_) => S3Status::UriTooLong,
+        Err(f) => S3Status::from(&f),
     }
 }

@@ -1,4 +1,4 @@
-//! Calls outside the data path: they report ErrorNotImplemented through the
+//! Calls outside the data path (ACLs, logging): they report ErrorNotImplemented through the
 //! complete callback (or their return value), never succeed silently.
 
 use super::convert::run;
@@ -15,23 +15,6 @@ pub extern "C" fn S3_convert_acl(
     _acl_grant_count_return: *mut c_int,
     _acl_grants: *mut S3AclGrant,
 ) -> S3Status {
-    S3Status::ErrorNotImplemented
-}
-
-/// Partial: presigned URLs (SigV2 query strings) are not generated yet.
-#[no_mangle]
-pub unsafe extern "C" fn S3_generate_authenticated_query_string(
-    buffer: *mut c_char,
-    _bucket_context: *const S3BucketContext,
-    _key: *const c_char,
-    _expires: i64,
-    _resource: *const c_char,
-) -> S3Status {
-    if !buffer.is_null() {
-        // SAFETY: the header requires a buffer of
-        // S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE bytes.
-        unsafe { *buffer = 0 };
-    }
     S3Status::ErrorNotImplemented
 }
 

@@ -3,10 +3,12 @@
 
 mod body;
 mod failure;
+mod presign;
 mod transport;
 
 pub use body::{push_body, PullReader};
 pub use failure::Failure;
+pub use presign::presigned_url;
 pub use transport::{client_for, forget_clients, set_default_host, Target, HOST_ENV};
 
 /// Runs `f`, turning a panic into a failure so it never unwinds into C.
