@@ -60,11 +60,16 @@ suite() { # LABEL OPTIONS... : the data path on the transport S3_HOSTNAME names
         s3ok $* list tbkt delimiter=/ && grep -q 'Common Prefix: dir/' $work/out"
     check "$t: head" bash -c "$(declare -f s3ok); work=$work
         s3ok -s $* head tbkt/dir/obj && grep -q 'Content-Length: 3000017' $work/out"
+    check "$t: copy" bash -c "$(declare -f s3ok); work=$work
+        s3ok $* copy tbkt/dir/obj tbkt/dir/copy && s3ok $* get tbkt/dir/copy filename=$work/copy &&
+        cmp $work/in $work/copy"
+    check "$t: not-supported ACL" s3err ErrorNotImplemented "$@" getacl tbkt/dir/obj
     check "$t: missing key" s3err ErrorNoSuchKey "$@" get tbkt/nope filename="$work/x"
     check "$t: missing bucket" s3err ErrorNoSuchBucket "$@" list nobkt
     check "$t: short put body" bash -c "$(declare -f s3err); work=$work
         s3err ErrorIncompleteBody $* put tbkt/short contentLength=100 </dev/null"
     check "$t: delete key" s3ok "$@" delete tbkt/dir/obj
+    check "$t: delete copy" s3ok "$@" delete tbkt/dir/copy
     check "$t: key gone" s3err ErrorNoSuchKey "$@" head tbkt/dir/obj
     check "$t: delete bucket" s3ok "$@" delete tbkt
     check "$t: bucket gone" bash -c "$(declare -f s3ok); work=$work
@@ -87,6 +92,10 @@ if [ -x "$bin" ]; then
     pid=$!
     for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
     S3_HOSTNAME="127.0.0.1:$port" suite http -u
+    check "http: presigned URL (gqs)" bash -c "$(declare -f s3ok); work=$work
+        export S3_HOSTNAME=127.0.0.1:$port
+        s3ok -u create gbkt && s3ok -u put gbkt/k filename=$work/in && s3ok -u gqs gbkt/k &&
+        curl -sf -o $work/gqs \"\$(grep -o 'http://[^ ]*' $work/out)\" && cmp $work/in $work/gqs"
     # The HTTP client reports a bad signature as AccessDenied.
     check "http: wrong secret" bash -c "$(declare -f s3err); work=$work
         S3_HOSTNAME=127.0.0.1:$port S3_SECRET_ACCESS_KEY=wrong s3err ErrorAccessDenied -u list"
