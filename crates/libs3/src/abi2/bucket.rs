@@ -162,9 +162,9 @@ pub unsafe extern "C" fn S3_list_bucket(
     // SAFETY: NULL or valid, per the header.
     let h = unsafe { handler.as_ref() };
     let response = h.map_or(std::ptr::null(), |h| &h.response_handler as *const _);
-    let resource = bucket_context
-        .as_ref()
-        .map_or(String::new(), |c| lossy(c.bucket_name));
+    // SAFETY: NULL or a valid context whose name is NUL-terminated.
+    let resource = unsafe { bucket_context.as_ref() }
+        .map_or(String::new(), |c| unsafe { lossy(c.bucket_name) });
     // SAFETY: pointers as the header documents them.
     unsafe {
         run(response, data, &resource, || {
