@@ -53,8 +53,8 @@ struct Cli {
 enum Command {
     /// Benchmarks. Without a subcommand: the IO500 suite over every backend
     /// on a fresh temporary directory, twice (backend order alternating) with
-    /// a 1.5 s stonewall, reporting the medians: about a minute on 2 cores,
-    /// and steadier ratios than one run with a 3 s stonewall in that time.
+    /// a 1.5 s stonewall, reporting the medians (two to three minutes on 2
+    /// cores): steadier ratios than one run with a 3 s stonewall.
     /// Ctrl-C stops it and removes its data.
     Bench(BenchArgs),
     /// Serve the data directory to other processes: the binary RPC gateway

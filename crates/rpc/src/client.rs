@@ -139,6 +139,13 @@ impl RemoteClient {
         })
     }
 
+    /// A call whose only answer is `Done`.
+    fn done(&self, req: Request<'_>) -> Result<()> {
+        let name = req.name();
+        let r = self.simple(req, Body::None)?;
+        expect(name, r, |r| matches!(r, Response::Done).then_some(()))
+    }
+
     /// A call whose reply carries no body.
     fn simple(&self, req: Request<'_>, body: Body<'_>) -> Result<Response> {
         let (r, conn) = self.call(&req, body)?;
@@ -475,33 +482,21 @@ impl S3Client for RemoteClient {
     }
 
     fn create_bucket(&self, bucket: &str) -> Result<()> {
-        let r = self.simple(
-            Request::CreateBucket {
-                bucket: bucket.into(),
-            },
-            Body::None,
-        )?;
-        reply!("CreateBucket", r, Response::Done => ())
+        self.done(Request::CreateBucket {
+            bucket: bucket.into(),
+        })
     }
 
     fn delete_bucket(&self, bucket: &str) -> Result<()> {
-        let r = self.simple(
-            Request::DeleteBucket {
-                bucket: bucket.into(),
-            },
-            Body::None,
-        )?;
-        reply!("DeleteBucket", r, Response::Done => ())
+        self.done(Request::DeleteBucket {
+            bucket: bucket.into(),
+        })
     }
 
     fn head_bucket(&self, bucket: &str) -> Result<()> {
-        let r = self.simple(
-            Request::HeadBucket {
-                bucket: bucket.into(),
-            },
-            Body::None,
-        )?;
-        reply!("HeadBucket", r, Response::Done => ())
+        self.done(Request::HeadBucket {
+            bucket: bucket.into(),
+        })
     }
 
     fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
@@ -579,8 +574,7 @@ impl S3Client for RemoteClient {
             bucket: bucket.into(),
             key: key.into(),
         };
-        let r = self.simple(req, Body::None)?;
-        reply!("DeleteObject", r, Response::Done => ())
+        self.done(req)
     }
 
     fn list_objects(&self, bucket: &str, list: &ListRequest) -> Result<ListPage> {
@@ -672,8 +666,7 @@ impl S3Client for RemoteClient {
             key: key.into(),
             upload_id: upload_id.into(),
         };
-        let r = self.simple(req, Body::None)?;
-        reply!("AbortMultipartUpload", r, Response::Done => ())
+        self.done(req)
     }
 
     fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
