@@ -643,6 +643,11 @@ fn wrong_hosts_and_null_arguments_give_a_status() {
             .status,
         Some(S3Status::FailedToConnect)
     );
+    // An HTTP endpoint with nothing listening is a connection failure too.
+    assert_eq!(
+        env("127.0.0.1:1".into(), 1).bucket_op("test", &b).status,
+        Some(S3Status::FailedToConnect)
+    );
     // NULL bucket context, NULL key, NULL handler: a status or nothing, never a crash.
     let mut c = Call::default();
     // SAFETY: NULLs where the library must cope.

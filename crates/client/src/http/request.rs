@@ -312,10 +312,16 @@ impl<'a> Call<'a> {
         let url = self.signed_url()?;
         let what = self.what();
         let transport_error = |e: ureq::Error| {
-            S3Error::new(
-                ErrorCode::InternalError,
-                format!("{what}: the HTTP request failed: {e}"),
-            )
+            // An endpoint that cannot be reached is not the server's fault:
+            // callers (the libs3 drop-in) treat it as a connection failure.
+            let code = match e {
+                ureq::Error::Io(_)
+                | ureq::Error::ConnectionFailed
+                | ureq::Error::HostNotFound
+                | ureq::Error::Timeout(_) => ErrorCode::ServiceUnavailable,
+                _ => ErrorCode::InternalError,
+            };
+            S3Error::new(code, format!("{what}: the HTTP request failed: {e}"))
         };
         let short = AtomicBool::new(false);
         let mut sent = self.run(&url, &mut body, &short)?;
