@@ -143,7 +143,10 @@ impl RemoteClient {
     fn done(&self, req: Request<'_>) -> Result<()> {
         let name = req.name();
         let r = self.simple(req, Body::None)?;
-        expect(name, r, |r| matches!(r, Response::Done).then_some(()))
+        match r {
+            Response::Done => Ok(()),
+            other => Err(unexpected(name, &other)),
+        }
     }
 
     /// A call whose reply carries no body.
@@ -449,30 +452,24 @@ impl Drop for RemoteBody {
     }
 }
 
-/// Maps the reply to what the caller expects; any other reply is a
-/// protocol error.
-fn expect<T>(
-    req: &'static str,
-    r: Response,
-    pick: impl FnOnce(Response) -> Option<T>,
-) -> Result<T> {
-    let got = format!("{r:?}");
-    pick(r).ok_or_else(|| {
-        let mut got = got;
-        got.truncate(80);
-        S3Error::new(
-            ErrorCode::InternalError,
-            format!("the gateway answered {req} with {got}"),
-        )
-    })
+/// The error for a reply of the wrong kind: a protocol error.
+fn unexpected(req: &str, got: &Response) -> S3Error {
+    let mut got = format!("{got:?}");
+    got.truncate(80);
+    S3Error::new(
+        ErrorCode::InternalError,
+        format!("the gateway answered {req} with {got}"),
+    )
 }
 
+/// Maps the reply to what the caller expects; any other reply is a
+/// protocol error (described only then).
 macro_rules! reply {
     ($req:expr, $r:expr, $pat:pat => $out:expr) => {
-        expect($req, $r, |r| match r {
-            $pat => Some($out),
-            _ => None,
-        })
+        match $r {
+            $pat => Ok($out),
+            other => Err(unexpected($req, &other)),
+        }
     };
 }
 

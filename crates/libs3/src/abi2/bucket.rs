@@ -34,12 +34,7 @@ pub unsafe extern "C" fn S3_list_service(
     // SAFETY: pointers as the header documents them.
     unsafe {
         run(response, data, "/", || {
-            let client = client_for(&target(
-                protocol,
-                access_key_id,
-                secret_access_key,
-                host_name,
-            )?)?;
+            let client = service_client(protocol, access_key_id, secret_access_key, host_name)?;
             let buckets = client.list_buckets()?;
             send_properties(response, data, None, 0)?;
             let Some(cb) = h.and_then(|h| h.list_service_callback) else {
@@ -77,12 +72,7 @@ pub unsafe extern "C" fn S3_test_bucket(
     // SAFETY: pointers as the header documents them.
     unsafe {
         run(handler, data, &lossy(bucket_name), || {
-            let client = client_for(&target(
-                protocol,
-                access_key_id,
-                secret_access_key,
-                host_name,
-            )?)?;
+            let client = service_client(protocol, access_key_id, secret_access_key, host_name)?;
             client.head_bucket(&req_str(bucket_name, "bucketName")?)?;
             // No locations here: an empty constraint, as for US Standard.
             if location_size > 0 && !location_return.is_null() {
@@ -109,12 +99,7 @@ pub unsafe extern "C" fn S3_create_bucket(
     // SAFETY: pointers as the header documents them.
     unsafe {
         run(handler, data, &lossy(bucket_name), || {
-            let client = client_for(&target(
-                protocol,
-                access_key_id,
-                secret_access_key,
-                host_name,
-            )?)?;
+            let client = service_client(protocol, access_key_id, secret_access_key, host_name)?;
             client.create_bucket(&req_str(bucket_name, "bucketName")?)?;
             send_properties(handler, data, None, 0)
         })
@@ -136,12 +121,7 @@ pub unsafe extern "C" fn S3_delete_bucket(
     // SAFETY: pointers as the header documents them.
     unsafe {
         run(handler, data, &lossy(bucket_name), || {
-            let client = client_for(&target(
-                protocol,
-                access_key_id,
-                secret_access_key,
-                host_name,
-            )?)?;
+            let client = service_client(protocol, access_key_id, secret_access_key, host_name)?;
             client.delete_bucket(&req_str(bucket_name, "bucketName")?)?;
             send_properties(handler, data, None, 0)
         })
@@ -229,4 +209,20 @@ pub unsafe extern "C" fn S3_list_bucket(
             ))
         })
     }
+}
+
+/// The client for a service-level call (no bucket context): the host and
+/// keys the call names.
+///
+/// # Safety
+/// The strings are NULL or NUL-terminated, as the header documents.
+unsafe fn service_client(
+    protocol: S3Protocol,
+    access_key_id: *const c_char,
+    secret_access_key: *const c_char,
+    host_name: *const c_char,
+) -> Result<std::sync::Arc<dyn s3hpc_client::S3Client>, crate::core::Failure> {
+    // SAFETY: forwarded contract.
+    let t = unsafe { target(protocol, access_key_id, secret_access_key, host_name) }?;
+    client_for(&t)
 }

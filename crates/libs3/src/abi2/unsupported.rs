@@ -31,11 +31,7 @@ pub unsafe extern "C" fn S3_get_acl(
     data: *mut c_void,
 ) {
     // SAFETY: `handler` is NULL or valid, per the header.
-    unsafe {
-        run(handler, data, "", || {
-            Err(Failure::NotSupported("S3_get_acl"))
-        })
-    }
+    unsafe { not_supported(handler, data, "S3_get_acl") }
 }
 
 #[no_mangle]
@@ -51,11 +47,7 @@ pub unsafe extern "C" fn S3_set_acl(
     data: *mut c_void,
 ) {
     // SAFETY: `handler` is NULL or valid, per the header.
-    unsafe {
-        run(handler, data, "", || {
-            Err(Failure::NotSupported("S3_set_acl"))
-        })
-    }
+    unsafe { not_supported(handler, data, "S3_set_acl") }
 }
 
 #[no_mangle]
@@ -70,11 +62,7 @@ pub unsafe extern "C" fn S3_get_server_access_logging(
     data: *mut c_void,
 ) {
     // SAFETY: `handler` is NULL or valid, per the header.
-    unsafe {
-        run(handler, data, "", || {
-            Err(Failure::NotSupported("S3_get_server_access_logging"))
-        })
-    }
+    unsafe { not_supported(handler, data, "S3_get_server_access_logging") }
 }
 
 #[no_mangle]
@@ -89,9 +77,15 @@ pub unsafe extern "C" fn S3_set_server_access_logging(
     data: *mut c_void,
 ) {
     // SAFETY: `handler` is NULL or valid, per the header.
-    unsafe {
-        run(handler, data, "", || {
-            Err(Failure::NotSupported("S3_set_server_access_logging"))
-        })
-    }
+    unsafe { not_supported(handler, data, "S3_set_server_access_logging") }
+}
+
+/// Answers a call outside the data path: `ErrorNotImplemented` through the
+/// complete callback, naming the call.
+///
+/// # Safety
+/// `handler` is NULL or a valid handler, as the header documents.
+unsafe fn not_supported(handler: *const S3ResponseHandler, data: *mut c_void, call: &'static str) {
+    // SAFETY: forwarded contract.
+    unsafe { run(handler, data, "", || Err(Failure::NotSupported(call))) }
 }
