@@ -38,6 +38,20 @@ pub struct BackendConfig {
     /// Where the `http` backend sends its requests; `None` starts s3hpc's
     /// own server for the run.
     pub http_endpoint: Option<HttpEndpoint>,
+    /// Under mpirun: the server another rank of this node started for the
+    /// backend (`Backend::start_server`); clients connect to it instead of
+    /// starting their own.
+    pub node_server: Option<NodeServer>,
+}
+
+/// A server one rank of a node started for a backend, as the node's
+/// other ranks reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeServer {
+    /// An RPC gateway's address (`remote`, `remote-tcp`).
+    Gateway(String),
+    /// s3hpc's HTTP server (`http`).
+    Http(HttpEndpoint),
 }
 
 /// An S3 endpoint and who to sign as.
@@ -65,6 +79,7 @@ impl Default for BackendConfig {
             s3_mode: S3Mode::SingleBucket,
             remote: None,
             http_endpoint: None,
+            node_server: None,
         }
     }
 }
@@ -140,38 +155,101 @@ impl Backend {
     /// benchmarks that speak S3 directly rather than through `StorageApi`
     /// (warp, kv, copy, sweep, visibility).
     pub fn s3_client(self, dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Option<S3Handle>> {
-        let plain = |client: Arc<dyn S3Client>| S3Handle {
-            client,
-            keep_alive: None,
+        let plain = |client: Arc<dyn S3Client>| {
+            Some(S3Handle {
+                client,
+                keep_alive: None,
+            })
         };
-        Ok(Some(match self {
-            Backend::Posix => return Ok(None),
-            Backend::Embedded => plain(Arc::new(EmbeddedClient::new(open_store(dir, cfg)?))),
-            Backend::Remote if cfg.remote.is_some() => {
-                let addr = cfg.remote.as_deref().unwrap_or_default();
-                let client = RemoteClient::connect(addr)
-                    .with_context(|| format!("connecting to the gateway at {addr}"))?;
-                plain(Arc::new(client))
+        if let Some(server) = &cfg.node_server {
+            return Ok(plain(server.connect()?));
+        }
+        Ok(match (self, &cfg.remote, &cfg.http_endpoint) {
+            (Backend::Posix, _, _) => None,
+            (Backend::Embedded, _, _) => {
+                plain(Arc::new(EmbeddedClient::new(open_store(dir, cfg)?)))
             }
-            Backend::Remote | Backend::RemoteTcp => {
-                let (client, gateway) = own_gateway(dir, cfg, self == Backend::RemoteTcp)?;
-                S3Handle {
-                    client: Arc::new(client),
-                    keep_alive: Some(Box::new(gateway)),
-                }
+            (Backend::Remote, Some(addr), _) => plain(Arc::new(connect_gateway(addr)?)),
+            (Backend::Http, _, Some(e)) => plain(Arc::new(http_client(e)?)),
+            // A server of its own, for this client alone.
+            _ => {
+                let (server, keep_alive) = self.start_server(dir, cfg)?;
+                Some(S3Handle {
+                    client: server.connect()?,
+                    keep_alive: Some(keep_alive),
+                })
             }
-            Backend::Http => match &cfg.http_endpoint {
-                Some(e) => plain(Arc::new(http_client(e)?)),
-                None => {
-                    let (client, server) = own_http_server(dir, cfg)?;
-                    S3Handle {
-                        client: Arc::new(client),
-                        keep_alive: Some(Box::new(server)),
-                    }
-                }
-            },
-        }))
+        })
     }
+
+    /// Whether the backend starts a server of its own: a gateway unless
+    /// given `--remote`, s3hpc's HTTP server unless given `--endpoint`.
+    pub fn starts_server(self, cfg: &BackendConfig) -> bool {
+        match self {
+            Backend::Remote => cfg.remote.is_none(),
+            Backend::RemoteTcp => true,
+            Backend::Http => cfg.http_endpoint.is_none(),
+            Backend::Posix | Backend::Embedded => false,
+        }
+    }
+
+    /// Starts the backend's own server over `dir` (see `starts_server`):
+    /// how clients reach it, and what stops it when dropped.
+    pub fn start_server(self, dir: &Path, cfg: &BackendConfig) -> anyhow::Result<(NodeServer, KeepAlive)> {
+        Ok(match self {
+            Backend::Remote | Backend::RemoteTcp => {
+                let gw = start_gateway(dir, cfg, self == Backend::RemoteTcp)?;
+                (NodeServer::Gateway(gw.address.clone()), Box::new(gw))
+            }
+            Backend::Http => {
+                let (endpoint, server) = start_http_server(dir, cfg)?;
+                (NodeServer::Http(endpoint), Box::new(server))
+            }
+            Backend::Posix | Backend::Embedded => anyhow::bail!("backend {self} has no server"),
+        })
+    }
+}
+
+/// What keeps a server the bench started running until it is dropped.
+pub type KeepAlive = Box<dyn std::any::Any + Send + Sync>;
+
+impl NodeServer {
+    /// A client of the server.
+    pub fn connect(&self) -> anyhow::Result<Arc<dyn S3Client>> {
+        Ok(match self {
+            NodeServer::Gateway(addr) => Arc::new(connect_gateway(addr)?),
+            NodeServer::Http(e) => Arc::new(http_client(e)?),
+        })
+    }
+
+    /// One line per field, to hand the server to the node's other ranks.
+    pub fn encode(&self) -> String {
+        match self {
+            NodeServer::Gateway(addr) => format!("gateway\n{addr}"),
+            NodeServer::Http(e) => format!(
+                "http\n{}\n{}\n{}\n{}",
+                e.url, e.region, e.access_key, e.secret_key
+            ),
+        }
+    }
+
+    pub fn decode(s: &str) -> anyhow::Result<NodeServer> {
+        let f: Vec<&str> = s.split('\n').collect();
+        Ok(match f[..] {
+            ["gateway", addr] => NodeServer::Gateway(addr.to_string()),
+            ["http", url, region, access_key, secret_key] => NodeServer::Http(HttpEndpoint {
+                url: url.into(),
+                region: region.into(),
+                access_key: access_key.into(),
+                secret_key: secret_key.into(),
+            }),
+            _ => anyhow::bail!("not a node server: {:?}", f.first()),
+        })
+    }
+}
+
+fn connect_gateway(addr: &str) -> anyhow::Result<RemoteClient> {
+    RemoteClient::connect(addr).with_context(|| format!("connecting to the gateway at {addr}"))
 }
 
 /// An S3 backend's client, and what must outlive it (a gateway the bench
@@ -193,9 +271,10 @@ fn open_store(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Arc<Store>> {
 
 /// A gateway the bench runs for one backend, in this process (its own
 /// threads, reached only through the socket), with the socket's directory.
-/// Dropped after the client: the gateway stops and the socket goes.
+/// Dropped after its clients: the gateway stops and the socket goes.
 struct OwnGateway {
     gateway: Option<Gateway>,
+    address: String,
     _socket_dir: tempfile::TempDir,
 }
 
@@ -209,12 +288,8 @@ impl Drop for OwnGateway {
 
 /// Starts a gateway over `dir` on a private Unix socket (under the temp
 /// directory, since socket paths are limited to 107 bytes) or on a free
-/// loopback port, and connects to it.
-fn own_gateway(
-    dir: &Path,
-    cfg: &BackendConfig,
-    tcp: bool,
-) -> anyhow::Result<(RemoteClient, OwnGateway)> {
+/// loopback port.
+fn start_gateway(dir: &Path, cfg: &BackendConfig, tcp: bool) -> anyhow::Result<OwnGateway> {
     let socket_dir = tempfile::Builder::new()
         .prefix("s3hpc-gw-")
         .tempdir()
@@ -227,16 +302,11 @@ fn own_gateway(
     let client = EmbeddedClient::new(open_store(dir, cfg)?);
     let gateway = Gateway::start(Arc::new(client), &[addr], GatewayOptions::default())
         .context("starting the bench's gateway")?;
-    let addr = gateway.addresses()[0].to_string();
-    let client = RemoteClient::connect(&addr)
-        .with_context(|| format!("connecting to the bench's gateway at {addr}"))?;
-    Ok((
-        client,
-        OwnGateway {
-            gateway: Some(gateway),
-            _socket_dir: socket_dir,
-        },
-    ))
+    Ok(OwnGateway {
+        address: gateway.addresses()[0].to_string(),
+        gateway: Some(gateway),
+        _socket_dir: socket_dir,
+    })
 }
 
 fn http_client(e: &HttpEndpoint) -> anyhow::Result<HttpClient> {
@@ -250,8 +320,11 @@ fn http_client(e: &HttpEndpoint) -> anyhow::Result<HttpClient> {
 }
 
 /// Starts s3hpc's HTTP server on a free loopback port over `dir`, with a
-/// one-run user, and connects to it. The server stops when its handle drops.
-fn own_http_server(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<(HttpClient, ServerHandle)> {
+/// one-run user. The server stops when its handle drops.
+fn start_http_server(
+    dir: &Path,
+    cfg: &BackendConfig,
+) -> anyhow::Result<(HttpEndpoint, ServerHandle)> {
     let secret = format!(
         "{:x}{:x}",
         std::process::id(),
@@ -263,13 +336,13 @@ fn own_http_server(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<(HttpClien
     let server = HttpServer::bind(([127, 0, 0, 1], 0).into(), open_store(dir, cfg)?, auth, &[])
         .and_then(HttpServer::spawn)
         .context("starting the HTTP server for the http backend")?;
-    let client = http_client(&HttpEndpoint {
+    let endpoint = HttpEndpoint {
         url: server.endpoint(),
         region: "us-east-1".into(),
         access_key: "s3hpc-bench".into(),
         secret_key: secret,
-    })?;
-    Ok((client, server))
+    };
+    Ok((endpoint, server))
 }
 
 impl std::str::FromStr for Backend {

@@ -3,8 +3,10 @@
 //! backend, the flat result rows and the JSON file. `bench all` is the same
 //! loop over several benchmarks, so it writes one file with every row.
 
+pub mod node;
 pub mod objects;
 pub mod progress;
+pub mod ranks;
 pub mod row;
 
 use crate::backend::{Backend, BackendConfig};
@@ -87,6 +89,11 @@ impl HarnessOptions {
             None => value.to_vec(),
         }
     }
+
+    /// The process communicator, if ranks are processes.
+    pub fn process_comm(&self) -> Option<&dyn Comm> {
+        self.comm.as_deref()
+    }
 }
 
 impl Default for HarnessOptions {
@@ -102,6 +109,9 @@ pub struct Target<'a> {
     pub dir: PathBuf,
     /// Whether `dir` holds an earlier run's data (`--reuse`).
     pub reused: bool,
+    /// How to open the backend: the run's, or under mpirun pointing at
+    /// the node's server (`node::backend_config`).
+    pub config: BackendConfig,
     pub opts: &'a HarnessOptions,
 }
 
@@ -130,12 +140,10 @@ pub trait Benchmark {
     fn params(&self) -> Value;
     /// Runs over one backend, printing its text report to `out`, and
     /// returns its rows. Removes its data unless the options keep it.
+    /// Every rank runs it (each thread rank, or under mpirun each process)
+    /// and only rank 0's rows count: the benchmark merges every rank's
+    /// results on rank 0 through `opts.comm`/`ranks`.
     fn run(&self, target: &Target, out: &mut dyn Write) -> anyhow::Result<Vec<Row>>;
-    /// Whether every process rank takes part (under mpirun); the others
-    /// run on rank 0 alone.
-    fn process_ranks(&self) -> bool {
-        false
-    }
 }
 
 /// Runs `benches` in order, each over every backend, in one run directory;
@@ -148,52 +156,35 @@ pub fn run(
     anyhow::ensure!(opts.ranks > 0, "--ranks must be at least 1");
     anyhow::ensure!(!opts.backends.is_empty(), "no backend selected");
     opts.stop.check()?;
-    let tmp;
+    let mut tmp = None;
     let mut run_dir = None;
-    let mut root = PathBuf::new();
-    let mut failed = None;
-    if opts.is_root() {
-        let made: anyhow::Result<PathBuf> = if let Some(r) = &opts.reuse {
-            if r.is_dir() {
-                Ok(r.clone())
-            } else {
-                Err(anyhow::anyhow!(
-                    "--reuse {}: not a directory (give the run directory a --keep run printed)",
-                    r.display()
-                ))
-            }
+    // Every process rank works in rank 0's directory.
+    let shared = ranks::on_root(opts.process_comm(), || {
+        let path = if let Some(r) = &opts.reuse {
+            anyhow::ensure!(
+                r.is_dir(),
+                "--reuse {}: not a directory (give the run directory a --keep run printed)",
+                r.display()
+            );
+            r.clone()
         } else if let Some(d) = &opts.dir {
-            RunDir::create(d, opts.allow_nonempty).map(|rd| {
-                let p = rd.path.clone();
-                run_dir = Some(rd);
-                p
-            })
-        } else if opts.comm.is_some() {
-            Err(anyhow::anyhow!(
-                "under mpirun give --dir on a file system every rank sees"
-            ))
+            let rd = RunDir::create(d, opts.allow_nonempty)?;
+            let p = rd.path.clone();
+            run_dir = Some(rd);
+            p
         } else {
-            tmp = tempfile::Builder::new()
+            anyhow::ensure!(
+                opts.comm.is_none(),
+                "under mpirun give --dir on a file system every rank sees"
+            );
+            let t = tempfile::Builder::new()
                 .prefix("s3hpc-bench-")
                 .tempdir()
                 .context("creating a temporary directory")?;
-            Ok(tmp.path().to_path_buf())
+            tmp.insert(t).path().to_path_buf()
         };
-        match made {
-            Ok(p) => root = p,
-            Err(e) => failed = Some(e),
-        }
-    }
-    // Every process rank works in rank 0's directory; an empty path says
-    // rank 0 could not make one.
-    let shared = opts.from_root(root.as_os_str().as_encoded_bytes());
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    anyhow::ensure!(
-        !shared.is_empty(),
-        "rank 0 could not create the run directory"
-    );
+        Ok(path.into_os_string().into_encoded_bytes())
+    })?;
     let root = PathBuf::from(String::from_utf8_lossy(&shared).into_owned());
     // Every process rank writes and verifies the same data: rank 0's seed.
     let mut shared_opts = opts.clone();
@@ -236,30 +227,33 @@ fn run_in(
     let root_rank = opts.is_root();
     let mut sink = std::io::sink();
     for bench in benches {
-        let everyone = bench.process_ranks();
-        if !root_rank && !everyone {
-            continue;
-        }
         for &backend in &opts.backends {
             opts.stop.check()?;
             let dir = root.join(format!("{}.{}", bench.id(), backend.name()));
-            let mut reused = dir.is_dir();
-            if root_rank && !reused {
-                std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            }
-            if everyone {
-                reused = opts.from_root(&[reused as u8]) == [1];
-            }
+            let reused = ranks::on_root(opts.process_comm(), || {
+                let reused = dir.is_dir();
+                if !reused {
+                    std::fs::create_dir(&dir)
+                        .with_context(|| format!("creating {}", dir.display()))?;
+                }
+                Ok(vec![reused as u8])
+            })? == [1];
+            let (config, server) =
+                node::backend_config(opts.process_comm(), backend, &dir, &opts.config)?;
             let target = Target {
                 backend,
                 dir,
                 reused,
+                config,
                 opts,
             };
             let out: &mut dyn Write = if root_rank { &mut *out } else { &mut sink };
             let r = bench
                 .run(&target, out)
                 .with_context(|| format!("{} on backend {backend}", bench.id()))?;
+            // The node's server stays until every rank is done with it.
+            opts.barrier();
+            drop(server);
             rows.extend(r);
             writeln!(out)?;
         }

@@ -12,7 +12,7 @@ pub mod report;
 pub mod status;
 
 use crate::backend::BackendConfig;
-use crate::comm::run_threads;
+use crate::harness::ranks::on_root;
 use crate::harness::{progress::Progress, Benchmark, Row, Target};
 use crate::pattern::Pattern;
 use crate::storage::S3Mode;
@@ -116,10 +116,6 @@ impl Benchmark for MdWorkbench {
         "mdworkbench"
     }
 
-    fn process_ranks(&self) -> bool {
-        true
-    }
-
     fn params(&self) -> Value {
         let p = &self.params;
         json!({
@@ -158,7 +154,7 @@ impl Benchmark for MdWorkbench {
         // md-workbench keys carry `/` in one bucket: IOR's single-bucket mapping.
         let cfg = BackendConfig {
             s3_mode: S3Mode::SingleBucket,
-            ..t.opts.config.clone()
+            ..t.config.clone()
         };
         let storage = t.backend.open(&t.dir, &cfg)?;
         // Buckets per dataset need the client itself (kept alive, with any
@@ -170,10 +166,9 @@ impl Benchmark for MdWorkbench {
         let client = handle.as_ref().map(|h| h.client.clone());
         let layout = Layout::new(storage.clone(), client, p.dataset_mode, ranks, p.datasets);
         let root = t.opts.is_root();
-        if !t.reused && root {
-            storage.setup()?;
+        if !t.reused {
+            on_root(t.opts.process_comm(), || storage.setup().map(|()| Vec::new()))?;
         }
-        t.opts.barrier();
         let pattern = Pattern::new(seed, p.size);
         let started = Instant::now();
         report::header(out, p, ranks, t)?;
@@ -193,14 +188,10 @@ impl Benchmark for MdWorkbench {
                 &progress,
             )
         };
-        let results = match &t.opts.comm {
-            // Under mpirun this process is one rank.
-            Some(comm) => vec![run(&**comm)],
-            None => run_threads(ranks, run),
-        };
+        // Every rank returns the same outcome with the merged stats.
+        let result = t.opts.each_rank(run);
         drop(progress);
-        // Every rank returns the same outcome; rank 0's carries the stats.
-        let (phases, pos) = results.into_iter().next().expect("rank 0")?;
+        let (phases, pos) = result?;
         // Only rank 0 reports and cleans up, once every rank is done.
         t.opts.barrier();
         if !root {

@@ -6,10 +6,10 @@ use super::layout::Layout;
 use super::MdwParams;
 use crate::comm::Comm;
 use crate::harness::progress::Progress;
-use crate::latency::{take_u64, Latency};
+use crate::harness::ranks::{merge, RankRecord};
+use crate::latency::Latency;
 use crate::pattern::Pattern;
 use crate::stop::Stop;
-use anyhow::Context;
 use std::time::{Duration, Instant};
 
 /// Op types, in the order upstream prints them in the benchmark line.
@@ -267,62 +267,29 @@ fn finish(
     ph: RankPhase,
     elapsed: Duration,
 ) -> anyhow::Result<PhaseStats> {
-    let mut buf = Vec::new();
     let c = &ph.counts;
-    for v in [
-        c.dsets,
-        c.created,
-        c.read,
-        c.deleted,
-        elapsed.as_nanos() as u64,
-    ] {
-        buf.extend_from_slice(&v.to_le_bytes());
-    }
-    for l in &ph.ops {
-        l.encode(&mut buf);
-    }
-    if let Some(e) = &ph.error {
-        buf.extend_from_slice(format!("{e:#}").as_bytes());
-    }
-    let all = comm.allgather_bytes(&buf);
-    let mut stats = PhaseStats {
-        name,
-        counts: Counts::default(),
-        t_max: 0.0,
-        t_min: f64::INFINITY,
-        t_mean: 0.0,
-        t_stddev: 0.0,
-        ops: Default::default(),
-        iteration,
+    let rec = RankRecord {
+        counters: vec![c.dsets, c.created, c.read, c.deleted],
+        latencies: ph.ops.to_vec(),
+        elapsed,
+        error: ph.error,
     };
-    let mut times = Vec::with_capacity(all.len());
-    for (r, bytes) in all.iter().enumerate() {
-        let mut inp = &bytes[..];
-        let mut next = || take_u64(&mut inp).context("short rank record");
-        let (dsets, created, read, deleted, ns) = (next()?, next()?, next()?, next()?, next()?);
-        for l in stats.ops.iter_mut() {
-            l.merge(&Latency::decode(&mut inp).context("rank latency record")?);
-        }
-        if !inp.is_empty() {
-            anyhow::bail!(
-                "md-workbench {name} failed on rank {r}: {}",
-                String::from_utf8_lossy(inp)
-            );
-        }
-        stats.counts.dsets += dsets;
-        stats.counts.created += created;
-        stats.counts.read += read;
-        stats.counts.deleted += deleted;
-        times.push(ns as f64 / 1e9);
-    }
-    stats.t_max = times.iter().copied().fold(0.0, f64::max);
-    stats.t_min = times.iter().copied().fold(f64::INFINITY, f64::min);
-    stats.t_mean = times.iter().sum::<f64>() / times.len() as f64;
-    stats.t_stddev = (times
-        .iter()
-        .map(|t| (t - stats.t_mean).powi(2))
-        .sum::<f64>()
-        / times.len() as f64)
-        .sqrt();
-    Ok(stats)
+    let m = merge(comm, &format!("md-workbench {name}"), &rec)?;
+    let (times, n) = (&m.times, m.times.len() as f64);
+    let t_mean = times.iter().sum::<f64>() / n;
+    Ok(PhaseStats {
+        name,
+        counts: Counts {
+            dsets: m.counters[0],
+            created: m.counters[1],
+            read: m.counters[2],
+            deleted: m.counters[3],
+        },
+        t_max: m.seconds(),
+        t_min: times.iter().copied().fold(f64::INFINITY, f64::min),
+        t_mean,
+        t_stddev: (times.iter().map(|t| (t - t_mean).powi(2)).sum::<f64>() / n).sqrt(),
+        ops: m.latencies.try_into().map_err(|_| anyhow::anyhow!("four op types"))?,
+        iteration,
+    })
 }
