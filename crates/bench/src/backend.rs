@@ -195,7 +195,11 @@ impl Backend {
 
     /// Starts the backend's own server over `dir` (see `starts_server`):
     /// how clients reach it, and what stops it when dropped.
-    pub fn start_server(self, dir: &Path, cfg: &BackendConfig) -> anyhow::Result<(NodeServer, KeepAlive)> {
+    pub fn start_server(
+        self,
+        dir: &Path,
+        cfg: &BackendConfig,
+    ) -> anyhow::Result<(NodeServer, KeepAlive)> {
         Ok(match self {
             Backend::Remote | Backend::RemoteTcp => {
                 let gw = start_gateway(dir, cfg, self == Backend::RemoteTcp)?;

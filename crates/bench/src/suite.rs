@@ -4,8 +4,12 @@
 //! JSON.
 
 use crate::backend::{Backend, BackendConfig};
+use crate::comm::Comm;
+use crate::harness::node;
+use crate::harness::ranks::{on_root, path_on_root};
 use crate::io500::score::{score, Score};
 use crate::io500::{self, CapOverrides, Caps, Io500Params, PhaseHook, PhaseResult};
+use crate::latency::take_u64;
 use crate::output::{json, text};
 use crate::rundir::{self, RunDir};
 use crate::stop::Stop;
@@ -13,7 +17,8 @@ use crate::summary::{self, Summary};
 use anyhow::Context;
 use serde::Serialize;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -48,6 +53,9 @@ pub struct SuiteOptions {
     pub stop: Stop,
     /// Free text stored as `run.label`.
     pub label: Option<String>,
+    /// Ranks as processes (MPI): this process's rank; `ranks` is then the
+    /// number of processes. `None`: ranks are `ranks` threads.
+    pub comm: Option<Arc<dyn Comm>>,
 }
 
 impl SuiteOptions {
@@ -69,6 +77,7 @@ impl SuiteOptions {
             repeat: 1,
             stop: Stop::new(),
             label: None,
+            comm: None,
         }
     }
 }
@@ -129,9 +138,21 @@ pub fn run(opts: &SuiteOptions, out: &mut dyn Write) -> anyhow::Result<SuiteRepo
     anyhow::ensure!(!opts.backends.is_empty(), "no backend selected");
     anyhow::ensure!(opts.repeat > 0, "--repeat must be at least 1");
     opts.stop.check()?;
-    let run_dir = RunDir::create(&opts.dir, opts.allow_nonempty)?;
-    let path = run_dir.path.clone();
-    let result = run_in(opts, &run_dir, out);
+    let comm = opts.comm.as_deref();
+    let mut made = None;
+    let path = path_on_root(comm, || {
+        let rd = made.insert(RunDir::create(&opts.dir, opts.allow_nonempty)?);
+        Ok(rd.path.clone())
+    })?;
+    let result = run_in(opts, &path, out);
+    // Only rank 0 cleans up, once every rank is done.
+    if let Some(c) = comm {
+        c.barrier();
+    }
+    let Some(run_dir) = made else {
+        opts.stop.check()?;
+        return result;
+    };
     let cleanup = if opts.keep {
         format!("kept the run directory {} (--keep)", path.display())
     } else {
@@ -151,15 +172,11 @@ pub fn run(opts: &SuiteOptions, out: &mut dyn Write) -> anyhow::Result<SuiteRepo
     result
 }
 
-fn run_in(
-    opts: &SuiteOptions,
-    run_dir: &RunDir,
-    out: &mut dyn Write,
-) -> anyhow::Result<SuiteReport> {
+fn run_in(opts: &SuiteOptions, run_dir: &Path, out: &mut dyn Write) -> anyhow::Result<SuiteReport> {
     let now = SystemTime::now();
     let unix = now.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let filesystem = rundir::fs_type(&run_dir.path);
-    let free = rundir::free_bytes(&run_dir.path);
+    let filesystem = rundir::fs_type(run_dir);
+    let free = rundir::free_bytes(run_dir);
     let mut caps = opts.caps;
     let mut lowered = false;
     if opts.auto_caps {
@@ -171,7 +188,7 @@ fn run_in(
         }
         lowered = caps.fit(opts.ranks as u64, room / 10 * 4);
         // Inodes are only ours while the run lasts: 60 % of the free ones.
-        if let Some(inodes) = rundir::free_inodes(&run_dir.path) {
+        if let Some(inodes) = rundir::free_inodes(run_dir) {
             lowered |= caps.fit_files(opts.ranks as u64, inodes / 10 * 6);
         }
     }
@@ -179,6 +196,8 @@ fn run_in(
     let seed = opts
         .seed
         .unwrap_or(unix.as_nanos() as u64 ^ (std::process::id() as u64) << 32);
+    // Every process rank runs with rank 0's caps and seed.
+    let (caps, lowered, seed) = shared_setup(opts, caps, lowered, seed)?;
     let run = RunInfo {
         label: opts.label.clone(),
         host: rustix::system::uname()
@@ -191,7 +210,7 @@ fn run_in(
         ranks: opts.ranks,
         stonewall_seconds: opts.stonewall.as_secs_f64(),
         dir: opts.dir.display().to_string(),
-        run_dir: run_dir.path.display().to_string(),
+        run_dir: run_dir.display().to_string(),
         filesystem,
         free_bytes: free,
         etag: opts.config.etag.as_str(),
@@ -204,7 +223,8 @@ fn run_in(
         repeat: opts.repeat,
         kept: opts.keep,
     };
-    if lowered {
+    let root = opts.comm.as_ref().is_none_or(|c| c.rank() == 0);
+    if lowered && root {
         eprintln!(
             "s3hpc: caps lowered to fit the free space of {}: per rank at most {:.2} GiB ior-easy, \
              {} ior-hard segments, {} mdtest-easy and {} mdtest-hard files",
@@ -228,10 +248,21 @@ fn run_in(
                         opts.repeat
                     )
                 })?;
-            text::backend_block(out, &run, &report)?;
-            writeln!(out)?;
+            if root {
+                text::backend_block(out, &run, &report)?;
+                writeln!(out)?;
+            }
             reports.push(report);
         }
+    }
+    if !root {
+        // Rank 0 reports for every rank.
+        return Ok(SuiteReport {
+            run,
+            backends: reports,
+            summary: summary::summarize(&[]),
+            json: serde_json::Value::Null,
+        });
     }
     let summary = summary::summarize(&reports);
     text::comparison(out, &run, &summary)?;
@@ -259,46 +290,99 @@ pub fn order(backends: &[Backend], iteration: usize) -> Vec<Backend> {
     v
 }
 
+/// The caps, whether they were lowered, and the seed: rank 0's on every
+/// process rank.
+fn shared_setup(
+    opts: &SuiteOptions,
+    caps: Caps,
+    lowered: bool,
+    seed: u64,
+) -> anyhow::Result<(Caps, bool, u64)> {
+    let Some(c) = &opts.comm else {
+        return Ok((caps, lowered, seed));
+    };
+    let mine: Vec<u8> = [
+        caps.ior_easy_bytes_per_rank,
+        caps.ior_hard_segments_per_rank,
+        caps.mdtest_easy_files_per_rank,
+        caps.mdtest_hard_files_per_rank,
+        lowered as u64,
+        seed,
+    ]
+    .iter()
+    .flat_map(|v| v.to_le_bytes())
+    .collect();
+    let root = c.allgather_bytes(&mine).swap_remove(0);
+    let mut inp = &root[..];
+    let mut next = || take_u64(&mut inp).context("caps from rank 0");
+    let caps = Caps {
+        ior_easy_bytes_per_rank: next()?,
+        ior_hard_segments_per_rank: next()?,
+        mdtest_easy_files_per_rank: next()?,
+        mdtest_hard_files_per_rank: next()?,
+    };
+    Ok((caps, next()? != 0, next()?))
+}
+
 fn run_backend(
     opts: &SuiteOptions,
     run: &RunInfo,
-    run_dir: &RunDir,
+    run_dir: &Path,
     backend: Backend,
     caps: Caps,
     seed: u64,
     iteration: usize,
 ) -> anyhow::Result<BackendReport> {
+    let comm = opts.comm.as_deref();
     // Fresh for every repetition (with --keep, each one's data stays).
     let name = backend_dir(backend, iteration);
-    let dir = run_dir.path.join(&name);
-    std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let storage = backend.open(&dir, &opts.config)?;
-    storage.setup()?;
+    let dir = run_dir.join(&name);
+    on_root(comm, || {
+        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Vec::new())
+    })?;
+    let (config, server) = node::backend_config(comm, backend, &dir, &opts.config)?;
+    let storage = backend.open(&dir, &config)?;
+    on_root(comm, || storage.setup().map(|()| Vec::new()))?;
     let mut params = Io500Params::new(
         opts.stonewall,
         caps,
         seed,
-        run_dir.path.join(format!("{name}.timestamp")),
+        run_dir.join(format!("{name}.timestamp")),
     );
     params.after_phase = opts.after_phase.clone();
     params.stop = opts.stop.clone();
-    let results = io500::run(&*storage, run.ranks, &params);
-    // Clean up whether the phases passed or not; a phase error wins.
-    let cleaned = if opts.keep {
-        Ok(())
-    } else {
-        storage
-            .remove_tree("")
-            .and_then(|()| storage.teardown())
-            .context("cleanup")
+    let results = match comm {
+        // Under mpirun this process is one rank.
+        Some(c) => io500::run_rank(c, &*storage, &params),
+        None => io500::run(&*storage, run.ranks, &params),
     };
+    // Clean up whether the phases passed or not; a phase error wins.
+    if let Some(c) = comm {
+        c.barrier();
+    }
+    let cleaned = if opts.keep {
+        Ok(Vec::new())
+    } else {
+        on_root(comm, || {
+            storage
+                .remove_tree("")
+                .and_then(|()| storage.teardown())
+                .context("cleanup")
+                .map(|()| Vec::new())
+        })
+    };
+    let (transport, api) = (storage.transport().to_string(), storage.api());
+    // The clients go before the node's server.
+    drop(storage);
+    drop(server);
     let results = results?;
     cleaned?;
     Ok(BackendReport {
         backend: backend.name().to_string(),
         iteration,
-        transport: storage.transport().to_string(),
-        api: storage.api(),
+        transport,
+        api,
         score: score(&results),
         results,
     })

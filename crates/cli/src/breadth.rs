@@ -195,34 +195,13 @@ impl CommonArgs {
             o.seed = s;
         }
         o.stop = stop.clone();
-        o.comm = process_ranks();
+        o.comm = crate::process_comm();
         if let Some(c) = &o.comm {
             // Under mpirun every process is one rank.
             o.ranks = c.size();
         }
         Ok(o)
     }
-}
-
-/// The MPI communicator when started by mpirun (feature `mpi`).
-#[cfg(feature = "mpi")]
-fn process_ranks() -> Option<std::sync::Arc<dyn s3hpc_bench::comm::Comm>> {
-    let c = s3hpc_bench::comm_mpi::MpiComm::from_env()?;
-    Some(std::sync::Arc::new(c))
-}
-
-/// Without the `mpi` feature ranks are always threads; a run under mpirun
-/// would only repeat itself in every process, so it is refused.
-#[cfg(not(feature = "mpi"))]
-fn process_ranks() -> Option<std::sync::Arc<dyn s3hpc_bench::comm::Comm>> {
-    if std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some_and(|n| n != "1") {
-        eprintln!(
-            "s3hpc: error: started by mpirun, but this build has no MPI support: \
-             build with `cargo build --release --features mpi`"
-        );
-        std::process::exit(2);
-    }
-    None
 }
 
 #[derive(Args)]

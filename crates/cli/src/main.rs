@@ -262,6 +262,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
         s3_mode: a.s3_mode,
         remote: a.remote,
         http_endpoint,
+        node_server: None,
     };
     // Caps given by hand stand; the others still fit the free space.
     o.cap_overrides = CapOverrides {
@@ -276,12 +277,59 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
     o.repeat = a.repeat as usize;
     o.stop = stop.clone();
     o.label = a.label;
+    o.comm = process_comm();
+    if let Some(c) = &o.comm {
+        // Under mpirun every process is one rank.
+        o.ranks = c.size();
+    }
     Ok(o)
+}
+
+/// Under mpirun (feature `mpi`) this process's rank: MPI is initialized
+/// on the first call.
+#[cfg(feature = "mpi")]
+pub(crate) fn process_comm() -> Option<std::sync::Arc<dyn s3hpc_bench::comm::Comm>> {
+    let c = s3hpc_bench::comm_mpi::world()?;
+    Some(c)
+}
+
+/// Without the `mpi` feature ranks are always threads; a run under mpirun
+/// would only repeat itself in every process, so it is refused.
+#[cfg(not(feature = "mpi"))]
+pub(crate) fn process_comm() -> Option<std::sync::Arc<dyn s3hpc_bench::comm::Comm>> {
+    if std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some_and(|n| n != "1") {
+        eprintln!(
+            "s3hpc: error: started by mpirun, but this build has no MPI support: \
+             build with `cargo build --release --features mpi`"
+        );
+        std::process::exit(2);
+    }
+    None
+}
+
+/// Ends MPI after a run every rank finished.
+fn finalize_ranks() {
+    #[cfg(feature = "mpi")]
+    s3hpc_bench::comm_mpi::finalize();
+}
+
+/// `s3hpc` or, under mpirun, `s3hpc (rank 3)`: every rank reports its own
+/// error.
+fn who() -> String {
+    match std::env::var("OMPI_COMM_WORLD_RANK").or_else(|_| std::env::var("PMIX_RANK")) {
+        Ok(r) => format!("s3hpc (rank {r})"),
+        Err(_) => "s3hpc".to_string(),
+    }
 }
 
 /// `s3hpc bench`: every backend, a fresh temporary directory (removed
 /// afterwards), a short stonewall.
 fn quick_bench(stop: &Stop) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        process_comm().is_none(),
+        "under mpirun name the benchmark and a directory every rank sees: \
+         `s3hpc bench io500 --dir /shared/dir` (or mdworkbench, warp, ..., all)"
+    );
     let tmp = tempfile::Builder::new()
         .prefix("s3hpc-bench-")
         .tempdir()
@@ -365,15 +413,18 @@ fn main() {
             s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())
         }
     });
+    // A failed run leaves MPI as it is: a rank exiting without finalizing
+    // makes mpirun end the others, wherever they wait.
     if let Err(e) = r {
         if let Some(i) = e.downcast_ref::<Interrupted>() {
             // The outermost message says what was cleaned up.
-            eprintln!("s3hpc: {e}");
+            eprintln!("{}: {e}", who());
             std::process::exit(i.exit_code());
         }
-        eprintln!("s3hpc: error: {e:#}");
+        eprintln!("{}: error: {e:#}", who());
         std::process::exit(1);
     }
+    finalize_ranks();
 }
 
 #[cfg(test)]

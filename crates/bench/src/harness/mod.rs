@@ -159,7 +159,7 @@ pub fn run(
     let mut tmp = None;
     let mut run_dir = None;
     // Every process rank works in rank 0's directory.
-    let shared = ranks::on_root(opts.process_comm(), || {
+    let root = ranks::path_on_root(opts.process_comm(), || {
         let path = if let Some(r) = &opts.reuse {
             anyhow::ensure!(
                 r.is_dir(),
@@ -183,9 +183,8 @@ pub fn run(
                 .context("creating a temporary directory")?;
             tmp.insert(t).path().to_path_buf()
         };
-        Ok(path.into_os_string().into_encoded_bytes())
+        Ok(path)
     })?;
-    let root = PathBuf::from(String::from_utf8_lossy(&shared).into_owned());
     // Every process rank writes and verifies the same data: rank 0's seed.
     let mut shared_opts = opts.clone();
     let seed = opts.from_root(&opts.seed.to_le_bytes());

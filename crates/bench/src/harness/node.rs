@@ -78,10 +78,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cfg = BackendConfig::default();
         let out = run_threads(3, |c| {
-            let (cfg, keep) = backend_config(Some(c), Backend::RemoteTcp, dir.path(), &cfg)
-                .expect("node server");
+            let (cfg, keep) =
+                backend_config(Some(c), Backend::RemoteTcp, dir.path(), &cfg).expect("node server");
             let client = cfg.node_server.as_ref().unwrap().connect().unwrap();
-            client.create_bucket(&format!("b{}", c.rank())).unwrap();
+            client
+                .create_bucket(&format!("bucket{}", c.rank()))
+                .unwrap();
             c.barrier();
             let n = client.list_buckets().unwrap().len();
             c.barrier();

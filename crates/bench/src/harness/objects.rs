@@ -7,6 +7,7 @@
 //! object size streams in bounded memory and every read is verified against
 //! what that object must hold.
 
+use super::ranks::on_root;
 use super::Target;
 use crate::pattern::Pattern;
 use anyhow::Context;
@@ -50,9 +51,41 @@ pub fn object_id(key: &str) -> u64 {
 }
 
 impl Objects {
-    /// Opens the target's backend and makes its bucket (or directory).
+    /// Opens the target's backend and makes its bucket (or directory):
+    /// rank 0 first, then the other process ranks, which find it made.
     pub fn open(t: &Target) -> anyhow::Result<Objects> {
-        let cfg = &t.opts.config;
+        let mut made = None;
+        on_root(t.opts.process_comm(), || {
+            made = Some(Self::open_here(t)?);
+            Ok(Vec::new())
+        })?;
+        match made {
+            Some(o) => Ok(o),
+            None => Self::open_here(t),
+        }
+    }
+
+    /// Opens the target's objects, runs `f` on them (on every process
+    /// rank) and, unless the run keeps its data, has rank 0 remove them all
+    /// once every rank is done: the frame of every object benchmark.
+    pub fn with<R>(t: &Target, f: impl FnOnce(&Objects) -> anyhow::Result<R>) -> anyhow::Result<R> {
+        let objects = Self::open(t)?;
+        let result = f(&objects);
+        let cleaned = if t.opts.keep {
+            Ok(Vec::new())
+        } else {
+            t.opts.barrier();
+            on_root(t.opts.process_comm(), || {
+                objects.remove_all().map(|()| Vec::new())
+            })
+        };
+        let r = result?;
+        cleaned?;
+        Ok(r)
+    }
+
+    fn open_here(t: &Target) -> anyhow::Result<Objects> {
+        let cfg = &t.config;
         Ok(match t.backend.s3_client(&t.dir, cfg)? {
             None => {
                 let root = t.dir.join(BUCKET);

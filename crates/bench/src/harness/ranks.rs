@@ -11,7 +11,10 @@ use super::HarnessOptions;
 use crate::comm::{run_threads, Comm};
 use crate::latency::{take_u64, Latency};
 use anyhow::Context;
+use std::ffi::OsString;
 use std::ops::Range;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 impl HarnessOptions {
@@ -128,7 +131,9 @@ pub fn merge(comm: &dyn Comm, what: &str, rec: &RankRecord) -> anyhow::Result<Me
             nc as usize == m.counters.len() && nl as usize == m.latencies.len(),
             "rank {rank} sent a different record for {what}"
         );
-        let counters = (0..nc).map(|_| next()).collect::<anyhow::Result<Vec<_>>>()?;
+        let counters = (0..nc)
+            .map(|_| next())
+            .collect::<anyhow::Result<Vec<_>>>()?;
         for (l, total) in m.latencies.iter_mut().enumerate() {
             total.merge(
                 &Latency::decode(&mut inp)
@@ -169,6 +174,23 @@ pub fn timed_phase(
     merge(comm, what, &rec)
 }
 
+/// Every rank's outcome of untimed work, shared: fails on every rank,
+/// with the first failed rank's error, if any rank failed.
+pub fn all_ok<T>(comm: &dyn Comm, what: &str, r: anyhow::Result<T>) -> anyhow::Result<T> {
+    let mine = match &r {
+        Ok(_) => String::new(),
+        Err(e) => format!("{e:#}"),
+    };
+    let all = comm.allgather_bytes(mine.as_bytes());
+    if let Some((rank, msg)) = all.iter().enumerate().find(|(_, m)| !m.is_empty()) {
+        anyhow::bail!(
+            "{what} failed on rank {rank}: {}",
+            String::from_utf8_lossy(msg)
+        );
+    }
+    r
+}
+
 /// Runs `f` on rank 0 only and hands its outcome to every rank: rank 0's
 /// value, or its error, so that every rank fails with the same message
 /// rather than waiting for a rank that gave up.
@@ -196,6 +218,15 @@ pub fn on_root(
     }
 }
 
+/// A path rank 0 makes (a run directory), on every rank.
+pub fn path_on_root(
+    comm: Option<&dyn Comm>,
+    f: impl FnOnce() -> anyhow::Result<PathBuf>,
+) -> anyhow::Result<PathBuf> {
+    let bytes = on_root(comm, || Ok(f()?.into_os_string().into_vec()))?;
+    Ok(PathBuf::from(OsString::from_vec(bytes)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,7 +239,9 @@ mod tests {
             assert_eq!(parts[0].start, 0);
             assert_eq!(parts[n - 1].end, total);
             assert!(parts.windows(2).all(|w| w[0].end == w[1].start));
-            assert!(parts.iter().all(|p| p.end - p.start <= total.div_ceil(n as u64)));
+            assert!(parts
+                .iter()
+                .all(|p| p.end - p.start <= total.div_ceil(n as u64)));
         }
     }
 
@@ -221,7 +254,14 @@ mod tests {
                 rec.latencies[0].record(Duration::from_micros(5));
                 Ok(())
             })
-            .map(|m| (m.counters, m.per_rank, m.latencies[0].count(), m.times.len()))
+            .map(|m| {
+                (
+                    m.counters,
+                    m.per_rank,
+                    m.latencies[0].count(),
+                    m.times.len(),
+                )
+            })
         });
         for r in out {
             let (sum, per_rank, samples, times) = r.unwrap();
@@ -247,6 +287,27 @@ mod tests {
         let out = run_threads(2, |c| {
             on_root(Some(c), || anyhow::bail!("no room")).map(|_| ())
         });
-        assert_eq!(format!("{:#}", out[1].as_ref().unwrap_err()), "on rank 0: no room");
+        assert_eq!(
+            format!("{:#}", out[1].as_ref().unwrap_err()),
+            "on rank 0: no room"
+        );
+        let out = run_threads(2, |c| {
+            let r = if c.rank() == 1 {
+                Err(anyhow::anyhow!("gone"))
+            } else {
+                Ok(1)
+            };
+            all_ok(c, "delete", r)
+        });
+        for r in out {
+            assert_eq!(
+                format!("{:#}", r.unwrap_err()),
+                "delete failed on rank 1: gone"
+            );
+        }
+        assert_eq!(
+            run_threads(2, |c| all_ok(c, "x", Ok(c.rank())).unwrap()),
+            [0, 1]
+        );
     }
 }

@@ -167,7 +167,9 @@ impl Benchmark for MdWorkbench {
         let layout = Layout::new(storage.clone(), client, p.dataset_mode, ranks, p.datasets);
         let root = t.opts.is_root();
         if !t.reused {
-            on_root(t.opts.process_comm(), || storage.setup().map(|()| Vec::new()))?;
+            on_root(t.opts.process_comm(), || {
+                storage.setup().map(|()| Vec::new())
+            })?;
         }
         let pattern = Pattern::new(seed, p.size);
         let started = Instant::now();

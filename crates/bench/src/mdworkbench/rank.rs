@@ -289,7 +289,10 @@ fn finish(
         t_min: times.iter().copied().fold(f64::INFINITY, f64::min),
         t_mean,
         t_stddev: (times.iter().map(|t| (t - t_mean).powi(2)).sum::<f64>() / n).sqrt(),
-        ops: m.latencies.try_into().map_err(|_| anyhow::anyhow!("four op types"))?,
+        ops: m
+            .latencies
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("four op types"))?,
         iteration,
     })
 }

@@ -4,16 +4,22 @@
 //! worker count. Optionally drops the page cache before the reads (when
 //! permitted), and records the non-loopback NIC byte counters of
 //! `/proc/net/dev` around each phase (what the seed measured for remote
-//! endpoints; near zero for local backends).
+//! endpoints; near zero for local backends). Under mpirun the worker
+//! counts are totals: the workers are spread over the process ranks, and
+//! each node's first rank drops its page cache and reads its counters.
 
+use super::timed;
+use crate::comm::{Comm, ReduceOp};
+use crate::harness::node;
 use crate::harness::objects::{pattern_len, Objects};
+use crate::harness::ranks::{share, timed_phase};
 use crate::harness::row::{rate, MIB};
 use crate::harness::{Benchmark, Row, Target};
 use crate::latency::Latency;
 use crate::pattern::Pattern;
 use serde_json::{json, Value};
 use std::io::Write;
-use std::time::Instant;
+use std::ops::Range;
 
 #[derive(Debug, Clone)]
 pub struct CopyParams {
@@ -63,7 +69,6 @@ impl Benchmark for Copy {
     fn run(&self, t: &Target, out: &mut dyn Write) -> anyhow::Result<Vec<Row>> {
         let p = &self.params;
         p.validate()?;
-        let objects = Objects::open(t)?;
         let pattern = Pattern::new(t.opts.seed, pattern_len(p.object_size));
         writeln!(
             out,
@@ -75,87 +80,123 @@ impl Benchmark for Copy {
             "{:>8} {:>12} {:>12}",
             "workers", "put MiB/s", "get MiB/s"
         )?;
-        let mut rows = Vec::new();
-        let result = (|| -> anyhow::Result<()> {
-            for &n in &p.workers {
-                let key = |w: usize| format!("copy{n}/worker{w}");
-                let put = phase(t, n, p, "put", |w, _| {
-                    objects.put(&pattern, &key(w), p.object_size)
-                })?;
-                let dropped = p.drop_caches && drop_page_cache();
-                let get = phase(t, n, p, "get", |w, scratch| {
-                    objects
-                        .get(&pattern, &key(w), 0, p.object_size, scratch)
-                        .map(|_| ())
-                })?
-                .with("page_cache_dropped", dropped);
-                writeln!(out, "{n:>8} {:>12.1} {:>12.1}", put.value, get.value)?;
-                rows.push(put);
-                rows.push(get);
-                for w in 0..n {
-                    objects.delete(&key(w))?;
+        let rows = Objects::with(t, |objects| {
+            t.opts.each_process(|comm| {
+                let leader = node::leader(comm);
+                let mut rows = Vec::new();
+                for &n in &p.workers {
+                    let key = |w: u64| format!("copy{n}/worker{w}");
+                    let mine = share(n as u64, comm.rank(), comm.size());
+                    let phase = Phase {
+                        comm,
+                        t,
+                        leader,
+                        workers: n,
+                        object_size: p.object_size,
+                        mine: mine.clone(),
+                    };
+                    let put =
+                        phase.run("put", |w, _| objects.put(&pattern, &key(w), p.object_size))?;
+                    let dropped = p.drop_caches && drop_page_caches(comm, leader);
+                    let get = phase
+                        .run("get", |w, scratch| {
+                            objects
+                                .get(&pattern, &key(w), 0, p.object_size, scratch)
+                                .map(|_| ())
+                        })?
+                        .with("page_cache_dropped", dropped);
+                    rows.push(put);
+                    rows.push(get);
+                    for w in mine {
+                        objects.delete(&key(w))?;
+                    }
                 }
-            }
-            Ok(())
-        })();
-        let cleaned = if t.opts.keep {
-            Ok(())
-        } else {
-            objects.remove_all()
-        };
-        result?;
-        cleaned?;
+                Ok(rows)
+            })
+        })?;
+        for r in rows.chunks(2) {
+            writeln!(
+                out,
+                "{:>8} {:>12.1} {:>12.1}",
+                r[0].extra["workers"], r[0].value, r[1].value
+            )?;
+        }
         Ok(rows)
     }
 }
 
-/// `n` workers run `op(worker)` once each, at the same time.
-fn phase(
-    t: &Target,
-    n: usize,
-    p: &CopyParams,
-    name: &str,
-    op: impl Fn(usize, &mut Vec<u8>) -> anyhow::Result<()> + Sync,
-) -> anyhow::Result<Row> {
-    t.opts.stop.check()?;
-    let nic0 = nic_bytes();
-    let start = Instant::now();
-    let lats: Vec<anyhow::Result<Latency>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..n)
-            .map(|w| {
-                let op = &op;
-                s.spawn(move || {
-                    let mut lat = Latency::new();
-                    let t0 = Instant::now();
-                    op(w, &mut Vec::new())?;
-                    lat.record(t0.elapsed());
-                    Ok(lat)
-                })
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("copy worker"))
-            .collect()
-    });
-    let secs = start.elapsed().as_secs_f64();
-    let nic1 = nic_bytes();
-    let mut lat = Latency::new();
-    for l in lats {
-        lat.merge(&l?);
+/// One put or get round of `workers` workers, spread over the process
+/// ranks: this one runs the workers in `mine`, one thread each.
+struct Phase<'a> {
+    comm: &'a dyn Comm,
+    t: &'a Target<'a>,
+    /// Whether this rank reads its node's NIC counters.
+    leader: bool,
+    workers: usize,
+    object_size: u64,
+    mine: Range<u64>,
+}
+
+impl Phase<'_> {
+    /// Every worker runs `op(worker)` once, all at the same time.
+    fn run(
+        &self,
+        name: &str,
+        op: impl Fn(u64, &mut Vec<u8>) -> anyhow::Result<()> + Sync,
+    ) -> anyhow::Result<Row> {
+        self.t.opts.stop.check()?;
+        let what = format!("copy {name} with {} workers", self.workers);
+        // Counters: NIC rx and tx bytes, nodes that have NIC counters.
+        let m = timed_phase(self.comm, &what, (3, 1), |rec| {
+            let nic0 = self.leader.then(nic_bytes).flatten();
+            let lats: Vec<anyhow::Result<Latency>> = std::thread::scope(|s| {
+                let hs: Vec<_> = self
+                    .mine
+                    .clone()
+                    .map(|w| {
+                        let op = &op;
+                        s.spawn(move || {
+                            let mut lat = Latency::new();
+                            timed(&mut lat, || op(w, &mut Vec::new()))?;
+                            Ok(lat)
+                        })
+                    })
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().expect("copy worker"))
+                    .collect()
+            });
+            for l in lats {
+                rec.latencies[0].merge(&l?);
+            }
+            if let (Some(a), Some(b)) = (nic0, self.leader.then(nic_bytes).flatten()) {
+                rec.counters = vec![b.0.saturating_sub(a.0), b.1.saturating_sub(a.1), 1];
+            }
+            Ok(())
+        })?;
+        let (n, secs) = (self.workers as u64, m.seconds());
+        let bytes = n * self.object_size;
+        let mut row = self
+            .t
+            .row("copy", name, "MiB/s")
+            .measured(n, bytes, secs, &m.latencies[0])
+            .value(rate(bytes as f64 / MIB, secs))
+            .with("workers", n)
+            .with("object_size", self.object_size);
+        if m.counters[2] > 0 {
+            row = row
+                .with("nic_rx_bytes", m.counters[0])
+                .with("nic_tx_bytes", m.counters[1]);
+        }
+        Ok(row)
     }
-    let bytes = n as u64 * p.object_size;
-    let mut row = t
-        .row("copy", name, "MiB/s")
-        .measured(n as u64, bytes, secs, &lat)
-        .value(rate(bytes as f64 / MIB, secs))
-        .with("workers", n)
-        .with("object_size", p.object_size);
-    if let (Some(a), Some(b)) = (nic0, nic1) {
-        row = row
-            .with("nic_rx_bytes", b.0.saturating_sub(a.0))
-            .with("nic_tx_bytes", b.1.saturating_sub(a.1));
-    }
-    Ok(row)
+}
+
+/// Drops the page cache of every node (its leader does); whether every
+/// node's drop was permitted.
+fn drop_page_caches(comm: &dyn Comm, leader: bool) -> bool {
+    let ok = !leader || drop_page_cache();
+    comm.allreduce_u64(ok as u64, ReduceOp::Min) == 1
 }
 
 /// Drops the page cache (as the seed's Listing 1); false when not permitted.

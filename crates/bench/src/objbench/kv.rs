@@ -1,17 +1,18 @@
 //! Key-value latency (seed 001 §12.2): timed consecutive single-key
 //! operations on N keys of one value size: put, enumerate (list), get
 //! (verified), size query (head), query of missing keys, delete. Reports the
-//! median and standard deviation of each operation.
+//! median and standard deviation of each operation. Each rank is one
+//! client running the whole sequence on its own `keys` keys.
 
 use super::timed;
+use crate::comm::Comm;
 use crate::harness::objects::{pattern_len, Objects};
+use crate::harness::ranks::timed_phase;
 use crate::harness::row::rate;
 use crate::harness::{Benchmark, Row, Target};
-use crate::latency::Latency;
 use crate::pattern::Pattern;
 use serde_json::{json, Value};
 use std::io::Write;
-use std::time::Instant;
 
 #[derive(Debug, Clone)]
 pub struct KvParams {
@@ -60,130 +61,128 @@ impl Benchmark for Kv {
     }
 
     fn run(&self, t: &Target, out: &mut dyn Write) -> anyhow::Result<Vec<Row>> {
-        self.params.validate()?;
-        let objects = Objects::open(t)?;
-        let max = self.params.value_sizes.iter().copied().max().unwrap_or(0);
+        let p = &self.params;
+        p.validate()?;
+        let max = p.value_sizes.iter().copied().max().unwrap_or(0);
         let pattern = Pattern::new(t.opts.seed, pattern_len(max));
-        let mut rows = Vec::new();
         writeln!(
             out,
-            "kv on {}: {} keys per value size",
-            t.backend, self.params.keys
+            "kv on {}: {} keys per value size on each of {} ranks",
+            t.backend, p.keys, t.opts.ranks
         )?;
         writeln!(
             out,
             "{:>10} {:>13} {:>12} {:>12} {:>12}",
             "size", "op", "ops/s", "median", "stddev"
         )?;
-        let result = (|| -> anyhow::Result<()> {
-            for &size in &self.params.value_sizes {
-                for r in run_size(t, &objects, &pattern, self.params.keys, size)? {
-                    writeln!(
-                        out,
-                        "{:>10} {:>13} {:>12.1} {:>11.2}µs {:>11.2}µs",
-                        size,
-                        r.phase,
-                        r.value,
-                        r.extra["latency_median"].as_f64().unwrap_or(0.0) * 1e6,
-                        r.extra["latency_stddev"].as_f64().unwrap_or(0.0) * 1e6
-                    )?;
-                    rows.push(r);
+        let rows = Objects::with(t, |objects| {
+            t.opts.each_rank(|comm| {
+                let mut rows = Vec::new();
+                for &size in &p.value_sizes {
+                    rows.extend(run_size(comm, t, objects, &pattern, p.keys, size)?);
                 }
-            }
-            Ok(())
-        })();
-        let cleaned = if t.opts.keep {
-            Ok(())
-        } else {
-            objects.remove_all()
-        };
-        result?;
-        cleaned?;
+                Ok(rows)
+            })
+        })?;
+        for r in &rows {
+            writeln!(
+                out,
+                "{:>10} {:>13} {:>12.1} {:>11.2}µs {:>11.2}µs",
+                r.extra["value_size"],
+                r.phase,
+                r.value,
+                r.extra["latency_median"].as_f64().unwrap_or(0.0) * 1e6,
+                r.extra["latency_stddev"].as_f64().unwrap_or(0.0) * 1e6
+            )?;
+        }
         Ok(rows)
     }
 }
 
+/// One rank's sequence on its own `n` keys of one value size; every phase
+/// is timed over all ranks (the slowest rank's time, every op's latency).
 fn run_size(
+    comm: &dyn Comm,
     t: &Target,
     objects: &Objects,
     pattern: &Pattern,
     n: u64,
     size: u64,
 ) -> anyhow::Result<Vec<Row>> {
-    let prefix = format!("kv{size}/");
+    let prefix = format!("kv{size}/r{}/", comm.rank());
     let key = |i: u64| format!("{prefix}k{i:08}");
     let missing = |i: u64| format!("{prefix}missing{i:08}");
     let mut scratch = Vec::new();
     let mut rows = Vec::new();
     for phase in PHASES {
         t.opts.stop.check()?;
-        let mut lat = Latency::new();
-        let t0 = Instant::now();
-        let mut ops = n;
-        let mut bytes = 0;
-        match phase {
-            "put" => {
-                for i in 0..n {
-                    timed(&mut lat, || objects.put(pattern, &key(i), size))?;
+        // Counters: ops, bytes.
+        let m = timed_phase(comm, &format!("kv {phase} of {size} B"), (2, 1), |rec| {
+            let lat = &mut rec.latencies[0];
+            rec.counters[0] = n;
+            match phase {
+                "put" => {
+                    for i in 0..n {
+                        timed(lat, || objects.put(pattern, &key(i), size))?;
+                    }
+                    rec.counters[1] = n * size;
                 }
-                bytes = n * size;
-            }
-            "list" => {
-                // One enumeration of every key, timed as one op.
-                let found = timed(&mut lat, || objects.list(&prefix))?;
-                anyhow::ensure!(found == n, "list {prefix}: {found} keys, expected {n}");
-                ops = 1;
-            }
-            "get" => {
-                for i in 0..n {
-                    timed(&mut lat, || {
-                        objects.get(pattern, &key(i), 0, size, &mut scratch)
-                    })?;
+                "list" => {
+                    // One enumeration of every key, timed as one op.
+                    let found = timed(lat, || objects.list(&prefix))?;
+                    anyhow::ensure!(found == n, "list {prefix}: {found} keys, expected {n}");
+                    rec.counters[0] = 1;
                 }
-                bytes = n * size;
-            }
-            "head" => {
-                for i in 0..n {
-                    let got = timed(&mut lat, || objects.head(&key(i)))?;
+                "get" => {
+                    for i in 0..n {
+                        timed(lat, || objects.get(pattern, &key(i), 0, size, &mut scratch))?;
+                    }
+                    rec.counters[1] = n * size;
+                }
+                "head" => {
+                    for i in 0..n {
+                        let got = timed(lat, || objects.head(&key(i)))?;
+                        anyhow::ensure!(
+                            got == Some(size),
+                            "head {}: {got:?}, expected {size}",
+                            key(i)
+                        );
+                    }
+                }
+                "head-missing" => {
+                    for i in 0..n {
+                        let got = timed(lat, || objects.head(&missing(i)))?;
+                        anyhow::ensure!(
+                            got.is_none(),
+                            "head {}: found a key never written",
+                            missing(i)
+                        );
+                    }
+                }
+                _ => {
+                    for i in 0..n {
+                        timed(lat, || objects.delete(&key(i)))?;
+                    }
+                    // Every key is gone: a head now finds nothing.
                     anyhow::ensure!(
-                        got == Some(size),
-                        "head {}: {got:?}, expected {size}",
-                        key(i)
+                        objects.head(&key(0))?.is_none(),
+                        "{} still exists after delete",
+                        key(0)
                     );
                 }
             }
-            "head-missing" => {
-                for i in 0..n {
-                    let got = timed(&mut lat, || objects.head(&missing(i)))?;
-                    anyhow::ensure!(
-                        got.is_none(),
-                        "head {}: found a key never written",
-                        missing(i)
-                    );
-                }
-            }
-            _ => {
-                for i in 0..n {
-                    timed(&mut lat, || objects.delete(&key(i)))?;
-                }
-            }
-        }
-        let secs = t0.elapsed().as_secs_f64();
+            Ok(())
+        })?;
+        let (ops, bytes, secs, lat) = (m.counters[0], m.counters[1], m.seconds(), &m.latencies[0]);
         let (_, sd) = lat.mean_stddev();
         rows.push(
             t.row("kv", phase, "ops/s")
-                .measured(ops, bytes, secs, &lat)
+                .measured(ops, bytes, secs, lat)
                 .value(rate(ops as f64, secs))
                 .with("value_size", size)
                 .with("latency_median", lat.quantile(0.5))
                 .with("latency_stddev", sd),
         );
     }
-    // Every key is gone: a head now finds nothing.
-    anyhow::ensure!(
-        objects.head(&key(0))?.is_none(),
-        "{} still exists after delete",
-        key(0)
-    );
     Ok(rows)
 }

@@ -3,12 +3,13 @@
 //! read them all back (verified). Each phase is bounded by the budget and by
 //! a time limit, whichever comes first; the reads cover what was written.
 
-use super::seconds;
+use super::{seconds, timed};
+use crate::comm::Comm;
 use crate::harness::objects::{pattern_len, Objects};
 use crate::harness::progress::Progress;
+use crate::harness::ranks::{timed_phase, Merged};
 use crate::harness::row::{rate, MIB};
 use crate::harness::{Benchmark, Row, Target};
-use crate::latency::Latency;
 use crate::pattern::Pattern;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -72,7 +73,7 @@ impl Benchmark for Sweep {
     fn run(&self, t: &Target, out: &mut dyn Write) -> anyhow::Result<Vec<Row>> {
         let p = &self.params;
         p.validate()?;
-        let objects = Objects::open(t)?;
+        let limit = seconds("--seconds-per-size", p.max_seconds)?;
         let max = p.sizes.iter().copied().max().unwrap_or(1);
         let pattern = Pattern::new(t.opts.seed, pattern_len(max));
         writeln!(out, "sweep on {} with {} ranks", t.backend, t.opts.ranks)?;
@@ -81,120 +82,110 @@ impl Benchmark for Sweep {
             "{:>12} {:>8} {:>14} {:>14}",
             "size", "objects", "write MiB/s", "read MiB/s"
         )?;
-        let mut rows = Vec::new();
-        let result = (|| -> anyhow::Result<()> {
-            for &size in &p.sizes {
-                let n = p.per_rank(size, t.opts.ranks);
-                let limit = seconds("--seconds-per-size", p.max_seconds)?;
-                let key = |rank: usize, i: u64| format!("sweep{size}/r{rank}-{i}");
-                let progress = Progress::start(&format!("sweep {size} B write"));
-                let (w, written) = phase(t, n, limit, &progress, |rank, i, _| {
-                    objects.put(&pattern, &key(rank, i), size).map(|()| true)
-                })?;
-                drop(progress);
-                let progress = Progress::start(&format!("sweep {size} B read"));
-                // Reads shift by one rank (not the writer's own objects),
-                // over exactly the objects the writes made.
-                let ranks = t.opts.ranks;
-                let (r, _) = phase(t, n, Duration::MAX, &progress, |rank, i, scratch| {
-                    let owner = (rank + 1) % ranks;
-                    if i >= written[owner] {
-                        return Ok(false);
-                    }
-                    objects
-                        .get(&pattern, &key(owner, i), 0, size, scratch)
-                        .map(|_| true)
-                })?;
-                drop(progress);
-                let wrow = row(t, "write", size, &w);
-                let rrow = row(t, "read", size, &r);
-                writeln!(
-                    out,
-                    "{:>12} {:>8} {:>14.1} {:>14.1}",
-                    size, w.0, wrow.value, rrow.value
-                )?;
-                rows.push(wrow);
-                rows.push(rrow);
-                if !t.opts.keep {
-                    for (rank, &cnt) in written.iter().enumerate() {
-                        for i in 0..cnt {
-                            objects.delete(&key(rank, i))?;
-                        }
-                    }
-                }
-            }
-            Ok(())
-        })();
-        let cleaned = if t.opts.keep {
-            Ok(())
+        let progress = if t.opts.is_root() {
+            Progress::start("sweep")
         } else {
-            objects.remove_all()
+            Progress::silent()
         };
-        result?;
-        cleaned?;
+        let rows = Objects::with(t, |objects| {
+            t.opts.each_rank(|comm| {
+                let mut rows = Vec::new();
+                for &size in &p.sizes {
+                    let ctx = Size {
+                        comm,
+                        t,
+                        objects,
+                        pattern: &pattern,
+                        size,
+                        progress: &progress,
+                    };
+                    rows.extend(ctx.run(p.per_rank(size, comm.size()), limit)?);
+                }
+                Ok(rows)
+            })
+        })?;
+        drop(progress);
+        for w in rows.chunks(2) {
+            writeln!(
+                out,
+                "{:>12} {:>8} {:>14.1} {:>14.1}",
+                w[0].extra["object_size"], w[0].ops, w[0].value, w[1].value
+            )?;
+        }
         Ok(rows)
     }
 }
 
-/// (objects, bytes, seconds, latency) of a phase over all ranks.
-type Totals = (u64, u64, f64, Latency);
-
-/// Runs `op(rank, i, scratch)` for `i` in `0..n` on every rank until `limit`
-/// passes; `op` returns whether it moved an object. Returns the totals and
-/// how many ops each rank completed.
-fn phase(
-    t: &Target,
-    n: u64,
-    limit: Duration,
-    progress: &Progress,
-    op: impl Fn(usize, u64, &mut Vec<u8>) -> anyhow::Result<bool> + Sync,
-) -> anyhow::Result<(Totals, Vec<u64>)> {
-    let start = Instant::now();
-    let per_rank: Vec<anyhow::Result<(u64, Latency)>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..t.opts.ranks)
-            .map(|rank| {
-                let op = &op;
-                s.spawn(move || -> anyhow::Result<(u64, Latency)> {
-                    let mut lat = Latency::new();
-                    let mut scratch = Vec::new();
-                    let mut done = 0;
-                    for i in 0..n {
-                        t.opts.stop.check()?;
-                        if start.elapsed() >= limit {
-                            break;
-                        }
-                        let t0 = Instant::now();
-                        if !op(rank, i, &mut scratch)? {
-                            break;
-                        }
-                        lat.record(t0.elapsed());
-                        progress.add(1);
-                        done += 1;
-                    }
-                    Ok((done, lat))
-                })
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("sweep rank"))
-            .collect()
-    });
-    let secs = start.elapsed().as_secs_f64();
-    let mut lat = Latency::new();
-    let mut counts = Vec::new();
-    for r in per_rank {
-        let (done, l) = r?;
-        lat.merge(&l);
-        counts.push(done);
-    }
-    let total = counts.iter().sum();
-    Ok(((total, 0, secs, lat), counts))
+/// One object size on one rank.
+struct Size<'a> {
+    comm: &'a dyn Comm,
+    t: &'a Target<'a>,
+    objects: &'a Objects,
+    pattern: &'a Pattern,
+    size: u64,
+    progress: &'a Progress,
 }
 
-fn row(t: &Target, phase: &str, size: u64, (ops, _, secs, lat): &Totals) -> Row {
-    let bytes = ops * size;
-    t.row("sweep", phase, "MiB/s")
-        .measured(*ops, bytes, *secs, lat)
-        .value(rate(bytes as f64 / MIB, *secs))
-        .with("object_size", size)
+impl Size<'_> {
+    fn key(&self, rank: usize, i: u64) -> String {
+        format!("sweep{}/r{rank}-{i}", self.size)
+    }
+
+    /// Writes up to `n` objects (until `limit`), then reads back those of
+    /// the next rank (not the writer's own), then removes its own.
+    fn run(&self, n: u64, limit: Duration) -> anyhow::Result<[Row; 2]> {
+        let (rank, ranks) = (self.comm.rank(), self.comm.size());
+        let w = self.phase("write", n, limit, |i, _| {
+            self.objects
+                .put(self.pattern, &self.key(rank, i), self.size)
+        })?;
+        let owner = (rank + 1) % ranks;
+        let r = self.phase("read", w.per_rank[owner][0], Duration::MAX, |i, scratch| {
+            self.objects
+                .get(self.pattern, &self.key(owner, i), 0, self.size, scratch)
+                .map(|_| ())
+        })?;
+        if !self.t.opts.keep {
+            for i in 0..w.per_rank[rank][0] {
+                self.objects.delete(&self.key(rank, i))?;
+            }
+        }
+        Ok([self.row("write", &w), self.row("read", &r)])
+    }
+
+    /// Runs `op(i, scratch)` for `i` in `0..n` until `limit` passes, on
+    /// every rank; the counter is the objects moved.
+    fn phase(
+        &self,
+        name: &str,
+        n: u64,
+        limit: Duration,
+        op: impl Fn(u64, &mut Vec<u8>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Merged> {
+        let what = format!("sweep {name} of {} B", self.size);
+        timed_phase(self.comm, &what, (1, 1), |rec| {
+            let start = Instant::now();
+            let mut scratch = Vec::new();
+            for i in 0..n {
+                self.t.opts.stop.check()?;
+                if start.elapsed() >= limit {
+                    break;
+                }
+                timed(&mut rec.latencies[0], || op(i, &mut scratch))?;
+                self.progress.add(1);
+                rec.counters[0] += 1;
+            }
+            Ok(())
+        })
+    }
+
+    fn row(&self, phase: &str, m: &Merged) -> Row {
+        let (ops, secs) = (m.counters[0], m.seconds());
+        let bytes = ops * self.size;
+        self.t
+            .row("sweep", phase, "MiB/s")
+            .measured(ops, bytes, secs, &m.latencies[0])
+            .value(rate(bytes as f64 / MIB, secs))
+            .with("object_size", self.size)
+    }
 }

@@ -2,13 +2,14 @@
 //! into the tree the backend serves, then polled through the backend until
 //! each is visible with its full size, and read back (verified). s3hpc
 //! serves the file system itself, so the delay should be nil; a write-back
-//! gateway shows minutes. For posix the "poll" is a stat.
+//! gateway shows minutes. For posix the "poll" is a stat. Each rank writes
+//! and polls its own `objects` objects.
 
 use super::seconds;
 use crate::harness::objects::{pattern_len, Objects, Source};
+use crate::harness::ranks::timed_phase;
 use crate::harness::row::rate;
 use crate::harness::{Benchmark, Row, Target};
-use crate::latency::Latency;
 use crate::pattern::Pattern;
 use anyhow::Context;
 use serde_json::{json, Value};
@@ -69,70 +70,71 @@ impl Benchmark for Visibility {
         let p = &self.params;
         p.validate()?;
         let timeout = seconds("--timeout", p.timeout)?;
-        let objects = Objects::open(t)?;
         let pattern = Pattern::new(t.opts.seed, pattern_len(p.object_size));
         let dir = Objects::posix_root(t).join("visibility");
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let result = (|| -> anyhow::Result<Row> {
-            let mut lat = Latency::new();
-            let mut scratch = Vec::new();
-            let start = Instant::now();
-            for i in 0..p.objects {
-                t.opts.stop.check()?;
-                let key = format!("visibility/obj{i:07}");
-                write_file(
-                    &pattern,
-                    &Objects::posix_root(t).join(&key),
-                    &key,
-                    p.object_size,
-                )?;
-                // The clock starts when the writer has closed the file.
-                let t0 = Instant::now();
-                let mut wait = Duration::from_micros(1);
-                loop {
-                    if objects.head(&key)? == Some(p.object_size) {
-                        break;
+        let m = Objects::with(t, |objects| {
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            t.opts.each_rank(|comm| {
+                timed_phase(comm, "visibility", (0, 1), |rec| {
+                    let lat = &mut rec.latencies[0];
+                    let mut scratch = Vec::new();
+                    for i in 0..p.objects {
+                        t.opts.stop.check()?;
+                        let key = format!("visibility/r{}-obj{i:07}", comm.rank());
+                        let path = Objects::posix_root(t).join(&key);
+                        write_file(&pattern, &path, &key, p.object_size)?;
+                        lat.record(wait_visible(objects, t, &key, p.object_size, timeout)?);
+                        objects.get(&pattern, &key, 0, p.object_size, &mut scratch)?;
                     }
-                    anyhow::ensure!(
-                        t0.elapsed() < timeout,
-                        "{key} not visible through {} after {timeout:?}",
-                        t.backend
-                    );
-                    std::thread::sleep(wait);
-                    wait = (wait * 2).min(MAX_POLL);
-                }
-                lat.record(t0.elapsed());
-                objects.get(&pattern, &key, 0, p.object_size, &mut scratch)?;
-            }
-            let secs = start.elapsed().as_secs_f64();
-            let s = lat.summary();
-            writeln!(
-                out,
-                "visibility on {}: {} objects of {} B written through the file system; \
-                 visible after min {:.1} µs, median {:.1} µs, p99 {:.1} µs, max {:.1} µs",
-                t.backend,
-                p.objects,
-                p.object_size,
-                s.min * 1e6,
-                s.p50 * 1e6,
-                s.p99 * 1e6,
-                s.max * 1e6
-            )?;
-            Ok(t.row("visibility", "visible", "s")
-                .measured(p.objects, p.objects * p.object_size, secs, &lat)
-                .value(s.p50)
-                .with("objects_per_s", rate(p.objects as f64, secs))
-                .with("object_size", p.object_size))
-        })();
-        let cleaned = if t.opts.keep {
-            Ok(())
-        } else {
-            objects.remove_all()
-        };
-        let row = result?;
-        cleaned?;
-        Ok(vec![row])
+                    Ok(())
+                })
+            })
+        })?;
+        let (lat, secs) = (&m.latencies[0], m.seconds());
+        let n = lat.count();
+        let s = lat.summary();
+        writeln!(
+            out,
+            "visibility on {}: {n} objects of {} B written through the file system by {} \
+             ranks; visible after min {:.1} µs, median {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+            t.backend,
+            p.object_size,
+            m.times.len(),
+            s.min * 1e6,
+            s.p50 * 1e6,
+            s.p99 * 1e6,
+            s.max * 1e6
+        )?;
+        Ok(vec![t
+            .row("visibility", "visible", "s")
+            .measured(n, n * p.object_size, secs, lat)
+            .value(s.p50)
+            .with("objects_per_s", rate(n as f64, secs))
+            .with("object_size", p.object_size)])
     }
+}
+
+/// Polls until `key` is visible through the backend with its full size;
+/// the delay from when the writer closed the file.
+fn wait_visible(
+    objects: &Objects,
+    t: &Target,
+    key: &str,
+    size: u64,
+    timeout: Duration,
+) -> anyhow::Result<Duration> {
+    let t0 = Instant::now();
+    let mut wait = Duration::from_micros(1);
+    while objects.head(key)? != Some(size) {
+        anyhow::ensure!(
+            t0.elapsed() < timeout,
+            "{key} not visible through {} after {timeout:?}",
+            t.backend
+        );
+        std::thread::sleep(wait);
+        wait = (wait * 2).min(MAX_POLL);
+    }
+    Ok(t0.elapsed())
 }
 
 /// Writes `key`'s data to `path` as any POSIX program would.

@@ -8,7 +8,7 @@ use super::schedule::Op;
 use super::WarpParams;
 use crate::harness::row::{rate, MIB};
 use crate::harness::{Row, Target};
-use crate::latency::Latency;
+use crate::latency::{take_u64, Latency};
 use std::io::Write;
 use std::time::Duration;
 
@@ -21,6 +21,48 @@ pub struct Rec {
     /// GET: request to first byte; PUT: the whole request (no finer point).
     pub ttfb: Duration,
     pub bytes: u64,
+}
+
+impl Rec {
+    /// Appends the records of each thread (for the gather on rank 0).
+    pub fn encode(threads: &[Vec<Rec>], out: &mut Vec<u8>) {
+        out.extend_from_slice(&(threads.len() as u64).to_le_bytes());
+        for recs in threads {
+            out.extend_from_slice(&(recs.len() as u64).to_le_bytes());
+            for r in recs {
+                out.push(r.op.index() as u8);
+                for v in [r.start, r.end, r.ttfb] {
+                    out.extend_from_slice(&(v.as_nanos() as u64).to_le_bytes());
+                }
+                out.extend_from_slice(&r.bytes.to_le_bytes());
+            }
+        }
+    }
+
+    /// The threads' records `encode` wrote.
+    pub fn decode(mut input: &[u8]) -> Option<Vec<Vec<Rec>>> {
+        let inp = &mut input;
+        let threads = take_u64(inp)?;
+        (0..threads)
+            .map(|_| {
+                let n = take_u64(inp)?;
+                (0..n)
+                    .map(|_| {
+                        let (&op, rest) = inp.split_first()?;
+                        *inp = rest;
+                        let mut d = || take_u64(inp).map(Duration::from_nanos);
+                        Some(Rec {
+                            op: *Op::ALL.get(op as usize)?,
+                            start: d()?,
+                            end: d()?,
+                            ttfb: d()?,
+                            bytes: take_u64(inp)?,
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
+    }
 }
 
 #[derive(Default)]

@@ -4,20 +4,30 @@
 //! that are size-checked and verified, and warp's report: average obj/s and
 //! MiB/s over the analysis window, per-op request and TTFB percentiles, and
 //! the per-second throughput (fastest, median, slowest).
+//!
+//! Under mpirun `--concurrent` and `--objects` are totals, as a warp user
+//! expects of a distributed run: each process runs its share of the slots
+//! over its share of the pool, all from a common start (a barrier); the
+//! mixed schedule interleaves over the processes, so an op-bounded run has
+//! the exact proportions; rank 0 analyses every request of every process.
 
 pub mod analysis;
 pub mod pool;
 pub mod schedule;
 
+use crate::comm::Comm;
 use crate::harness::objects::{pattern_len, Objects};
 use crate::harness::progress::Progress;
+use crate::harness::ranks::{all_ok, share};
 use crate::harness::{Benchmark, Row, Target};
 use crate::pattern::Pattern;
 use analysis::{Analysis, Rec};
+use anyhow::Context;
 use pool::Pool;
 use schedule::{Distribution, Op, Rng, Schedule};
 use serde_json::{json, Value};
 use std::io::Write;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,42 +140,88 @@ impl Benchmark for Warp {
     fn run(&self, t: &Target, out: &mut dyn Write) -> anyhow::Result<Vec<Row>> {
         let p = &self.params;
         p.validate()?;
-        let objects = Objects::open(t)?;
         let pattern = Pattern::new(t.opts.seed, pattern_len(p.object_size));
-        let result = run_on(t, p, &objects, &pattern, out);
-        let cleaned = if t.opts.keep {
-            Ok(())
-        } else {
-            objects.remove_all()
+        let gathered = Objects::with(t, |objects| {
+            t.opts
+                .each_process(|comm| run_process(comm, t, p, objects, &pattern))
+        })?;
+        // Rank 0 analyses every thread's requests of every process.
+        let Some((per_thread, ran)) = gathered else {
+            return Ok(Vec::new());
         };
-        let rows = result?;
-        cleaned?;
-        Ok(rows)
+        let a = Analysis::new(&per_thread);
+        a.print(out, p, ran)?;
+        Ok(a.rows(t, p))
     }
 }
 
-fn run_on(
+/// This process's part of the concurrency slots and of the pool, under
+/// mpirun (`--concurrent` and `--objects` are totals over the processes).
+struct Part {
+    /// Global slot numbers (names, seeds).
+    slots: Range<u64>,
+    objects: Range<u64>,
+}
+
+impl Part {
+    fn of(p: &WarpParams, rank: usize, ranks: usize) -> anyhow::Result<Part> {
+        anyhow::ensure!(
+            p.concurrency >= ranks,
+            "--concurrent ({}) must be at least the number of processes ({ranks}): it is the \
+             total over all ranks, and every rank runs at least one slot",
+            p.concurrency
+        );
+        // The same check on every rank, so all fail together.
+        for r in 0..ranks {
+            let (s, o) = (
+                share(p.concurrency as u64, r, ranks),
+                share(p.objects as u64, r, ranks),
+            );
+            anyhow::ensure!(
+                o.end - o.start > s.end - s.start,
+                "--objects ({}) over {ranks} processes leaves rank {r} {} objects for its {} \
+                 slots: every slot takes an object out of the pool while it works, so each \
+                 rank needs more objects than slots",
+                p.objects,
+                o.end - o.start,
+                s.end - s.start
+            );
+        }
+        Ok(Part {
+            slots: share(p.concurrency as u64, rank, ranks),
+            objects: share(p.objects as u64, rank, ranks),
+        })
+    }
+}
+
+/// Prepares this process's share of the pool, runs its slots from a start
+/// every process shares (a barrier), and gathers every thread's requests
+/// on rank 0, with the longest run time. `None` on the other ranks.
+fn run_process(
+    comm: &dyn Comm,
     t: &Target,
     p: &WarpParams,
     objects: &Objects,
     pattern: &Pattern,
-    out: &mut dyn Write,
-) -> anyhow::Result<Vec<Row>> {
+) -> anyhow::Result<Option<(Vec<Vec<Rec>>, Duration)>> {
+    let part = Part::of(p, comm.rank(), comm.size())?;
     let stop = &t.opts.stop;
     let pool = Pool::default();
-    // Prepare: each thread uploads its share under its own prefix.
-    let prefixes: Vec<String> = (0..p.concurrency)
-        .map(|i| Rng::new(t.opts.seed ^ (i as u64 + 1) << 20).name(8))
+    let slots: Vec<u64> = part.slots.clone().collect();
+    let prefixes: Vec<String> = slots
+        .iter()
+        .map(|&i| Rng::new(t.opts.seed ^ (i + 1) << 20).name(8))
         .collect();
-    std::thread::scope(|s| -> anyhow::Result<()> {
-        let handles: Vec<_> = (0..p.concurrency)
-            .map(|i| {
-                let (pool, prefixes) = (&pool, &prefixes);
+    // Prepare: each thread uploads its share under its own prefix.
+    let prepared = std::thread::scope(|s| -> anyhow::Result<()> {
+        let handles: Vec<_> = (0..slots.len())
+            .map(|j| {
+                let (pool, prefixes, part, slots) = (&pool, &prefixes, &part, &slots);
                 s.spawn(move || -> anyhow::Result<()> {
-                    let mut rng = Rng::new(t.opts.seed ^ i as u64);
-                    for n in (i..p.objects).step_by(p.concurrency) {
+                    let mut rng = Rng::new(t.opts.seed ^ slots[j]);
+                    for n in part.objects.clone().skip(j).step_by(slots.len()) {
                         stop.check()?;
-                        let key = format!("{}/{n}.{}.rnd", prefixes[i], rng.name(16));
+                        let key = format!("{}/{n}.{}.rnd", prefixes[j], rng.name(16));
                         objects.put(pattern, &key, p.object_size)?;
                         pool.add(key);
                     }
@@ -177,25 +233,28 @@ fn run_on(
             h.join().expect("prepare thread")?;
         }
         Ok(())
-    })?;
+    });
+    all_ok(comm, "warp prepare", prepared)?;
 
-    let schedule = Schedule::new(&p.distribution, p.max_ops.unwrap_or(u64::MAX));
+    let limit = p.max_ops.unwrap_or(u64::MAX);
+    let schedule = Schedule::strided(&p.distribution, limit, comm.rank(), comm.size());
     let counter = std::sync::atomic::AtomicU64::new(p.objects as u64);
     let progress = Progress::start(&format!("warp {}", p.mode.name()));
+    comm.barrier();
     let start = Instant::now();
     let deadline = start + p.duration;
-    let per_thread: Vec<Vec<Rec>> = std::thread::scope(|s| -> anyhow::Result<_> {
-        let handles: Vec<_> = (0..p.concurrency)
-            .map(|i| {
-                let (pool, schedule, counter, progress, prefixes) =
-                    (&pool, &schedule, &counter, &progress, &prefixes);
+    let per_thread = std::thread::scope(|s| -> anyhow::Result<Vec<Vec<Rec>>> {
+        let handles: Vec<_> = (0..slots.len())
+            .map(|j| {
+                let (pool, schedule, counter, progress, prefixes, slots) =
+                    (&pool, &schedule, &counter, &progress, &prefixes, &slots);
                 s.spawn(move || -> anyhow::Result<Vec<Rec>> {
                     let mut w = Worker {
                         p,
                         objects,
                         pattern,
                         pool,
-                        rng: Rng::new(t.opts.seed.wrapping_add(i as u64 * 7919)),
+                        rng: Rng::new(t.opts.seed.wrapping_add(slots[j] * 7919)),
                         scratch: Vec::new(),
                         start,
                         deadline,
@@ -206,20 +265,13 @@ fn run_on(
                             break;
                         }
                         stop.check()?;
-                        let op = match p.mode {
-                            WarpMode::Mixed => match schedule.next() {
-                                Some(op) => op,
-                                None => break,
-                            },
-                            WarpMode::Get => {
-                                if schedule.next().is_none() {
-                                    break;
-                                }
-                                Op::Get
-                            }
+                        let op = match (schedule.next(), p.mode) {
+                            (None, _) => break,
+                            (Some(op), WarpMode::Mixed) => op,
+                            (Some(_), WarpMode::Get) => Op::Get,
                         };
                         let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if !w.one(op, &prefixes[i], n)? {
+                        if !w.one(op, &prefixes[j], n)? {
                             break;
                         }
                         progress.add(1);
@@ -232,12 +284,22 @@ fn run_on(
             .into_iter()
             .map(|h| h.join().expect("warp thread"))
             .collect()
-    })?;
-    drop(progress);
+    });
     let ran = start.elapsed();
-    let a = Analysis::new(&per_thread);
-    a.print(out, p, ran)?;
-    Ok(a.rows(t, p))
+    drop(progress);
+    let per_thread = all_ok(comm, &format!("warp {}", p.mode.name()), per_thread)?;
+    let ran = Duration::from_nanos(comm.allreduce_max(ran.as_nanos() as u64));
+    let mut buf = Vec::new();
+    Rec::encode(&per_thread, &mut buf);
+    drop(per_thread);
+    let Some(all) = comm.gather_bytes(&buf) else {
+        return Ok(None);
+    };
+    let mut threads = Vec::new();
+    for (rank, bytes) in all.iter().enumerate() {
+        threads.extend(Rec::decode(bytes).with_context(|| format!("warp records of rank {rank}"))?);
+    }
+    Ok(Some((threads, ran)))
 }
 
 /// One concurrency slot.

@@ -111,10 +111,20 @@ pub struct Schedule {
     cursor: AtomicU64,
     /// Operations handed out at most (`u64::MAX`: only the clock stops).
     limit: u64,
+    /// This process's positions in the run's sequence: `first`,
+    /// `first + stride`, ... Process ranks interleave, so together they
+    /// hand out exactly the first `limit` operations, as one process would.
+    first: u64,
+    stride: u64,
 }
 
 impl Schedule {
     pub fn new(d: &Distribution, limit: u64) -> Schedule {
+        Schedule::strided(d, limit, 0, 1)
+    }
+
+    /// Rank `rank` of `ranks` processes' part of the run's schedule.
+    pub fn strided(d: &Distribution, limit: u64, rank: usize, ranks: usize) -> Schedule {
         let mut ops = Vec::with_capacity(ROUND);
         for (op, n) in d.counts() {
             ops.extend(std::iter::repeat_n(op, n));
@@ -129,13 +139,16 @@ impl Schedule {
             ops,
             cursor: AtomicU64::new(0),
             limit,
+            first: rank as u64,
+            stride: ranks.max(1) as u64,
         }
     }
 
     /// The next operation, `None` once the limit is reached.
     #[inline]
     pub fn next(&self) -> Option<Op> {
-        let i = self.cursor.fetch_add(1, Ordering::Relaxed);
+        let k = self.cursor.fetch_add(1, Ordering::Relaxed);
+        let i = self.first.saturating_add(k.saturating_mul(self.stride));
         (i < self.limit).then(|| self.ops[(i % ROUND as u64) as usize])
     }
 }
@@ -189,6 +202,23 @@ mod tests {
         assert_eq!(n[&Op::Put], 300);
         assert_eq!(n[&Op::Delete], 200);
         assert!(first.windows(2).any(|w| w[0] != w[1]), "shuffled");
+    }
+
+    #[test]
+    fn interleaved_ranks_hand_out_the_exact_prefix() {
+        let d = Distribution::default();
+        let one = Schedule::new(&d, 2500);
+        let whole: Vec<Op> = std::iter::from_fn(|| one.next()).collect();
+        let mut parts: Vec<Vec<Op>> = (0..3)
+            .map(|r| {
+                let s = Schedule::strided(&d, 2500, r, 3);
+                std::iter::from_fn(|| s.next()).collect()
+            })
+            .collect();
+        assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), 2500);
+        let merged: Vec<Op> = (0..2500).map(|i| parts[i % 3][i / 3]).collect();
+        assert_eq!(merged, whole);
+        parts.clear();
     }
 
     #[test]
