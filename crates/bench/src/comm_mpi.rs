@@ -107,7 +107,8 @@ impl Comm for MpiComm {
         self.world.all_gather_into(&count(data), &mut lens[..]);
         let displs = displacements(&lens);
         let mut buf = vec![0u8; lens.iter().map(|&l| l as usize).sum()];
-        {
+        // Open MPI rejects an all-empty gather (no buffer to point at).
+        if !buf.is_empty() {
             let mut part = PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
             self.world.all_gather_varcount_into(data, &mut part);
         }
@@ -116,16 +117,25 @@ impl Comm for MpiComm {
 
     fn gather_bytes(&self, data: &[u8]) -> Option<Vec<Vec<u8>>> {
         let root = self.world.process_at_rank(0);
+        // Everyone learns whether anything is sent at all (see above).
+        let mut total: Count = 0;
+        self.world.all_reduce_into(
+            &count(data),
+            &mut total,
+            mpi::collective::SystemOperation::sum(),
+        );
         if self.rank() != 0 {
             root.gather_into(&count(data));
-            root.gather_varcount_into(data);
+            if total > 0 {
+                root.gather_varcount_into(data);
+            }
             return None;
         }
         let mut lens = vec![0 as Count; self.size()];
         root.gather_into_root(&count(data), &mut lens[..]);
         let displs = displacements(&lens);
         let mut buf = vec![0u8; lens.iter().map(|&l| l as usize).sum()];
-        {
+        if total > 0 {
             let mut part = PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
             root.gather_varcount_into_root(data, &mut part);
         }

@@ -118,7 +118,9 @@ impl Benchmark for Copy {
             writeln!(
                 out,
                 "{:>8} {:>12.1} {:>12.1}",
-                r[0].extra["workers"], r[0].value, r[1].value
+                r[0].extra["workers"].as_u64().unwrap_or(0),
+                r[0].value,
+                r[1].value
             )?;
         }
         Ok(rows)

@@ -88,7 +88,7 @@ impl Benchmark for Kv {
             writeln!(
                 out,
                 "{:>10} {:>13} {:>12.1} {:>11.2}µs {:>11.2}µs",
-                r.extra["value_size"],
+                r.extra["value_size"].as_u64().unwrap_or(0),
                 r.phase,
                 r.value,
                 r.extra["latency_median"].as_f64().unwrap_or(0.0) * 1e6,

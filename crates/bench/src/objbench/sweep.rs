@@ -109,7 +109,10 @@ impl Benchmark for Sweep {
             writeln!(
                 out,
                 "{:>12} {:>8} {:>14.1} {:>14.1}",
-                w[0].extra["object_size"], w[0].ops, w[0].value, w[1].value
+                w[0].extra["object_size"].as_u64().unwrap_or(0),
+                w[0].ops,
+                w[0].value,
+                w[1].value
             )?;
         }
         Ok(rows)
