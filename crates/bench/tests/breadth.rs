@@ -239,6 +239,7 @@ fn target<'a>(o: &'a HarnessOptions, backend: Backend, dir: &Path) -> Target<'a>
         backend,
         dir: dir.to_path_buf(),
         reused: false,
+        config: o.config.clone(),
         opts: o,
     }
 }
