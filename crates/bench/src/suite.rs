@@ -141,6 +141,9 @@ pub fn run(opts: &SuiteOptions, out: &mut dyn Write) -> anyhow::Result<SuiteRepo
     let comm = opts.comm.as_deref();
     let mut made = None;
     let path = path_on_root(comm, || {
+        if let Some(j) = &opts.json {
+            json::check_destination(j)?;
+        }
         let rd = made.insert(RunDir::create(&opts.dir, opts.allow_nonempty)?);
         Ok(rd.path.clone())
     })?;

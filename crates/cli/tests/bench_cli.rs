@@ -248,6 +248,11 @@ fn bad_benchmark_options_fail_clearly() {
             "--timeout must be",
         ),
         (&["bench", "kv", "--backends", "ftp"][..], "unknown backend"),
+        // Refused before the run, not after it.
+        (
+            &["bench", "kv", "--json", "/nonexistent-s3hpc/kv.json"][..],
+            "is not a directory",
+        ),
     ] {
         let out = s3hpc(args);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -11,7 +11,7 @@ pub mod row;
 
 use crate::backend::{Backend, BackendConfig};
 use crate::comm::Comm;
-use crate::output::json::{write_atomic, SCHEMA};
+use crate::output::json::{check_destination, write_atomic, SCHEMA};
 use crate::rundir::{self, RunDir};
 use crate::stop::Stop;
 use crate::suite::{default_ranks, rfc3339, VERSION};
@@ -160,6 +160,9 @@ pub fn run(
     let mut run_dir = None;
     // Every process rank works in rank 0's directory.
     let root = ranks::path_on_root(opts.process_comm(), || {
+        if let Some(j) = &opts.json {
+            check_destination(j)?;
+        }
         let path = if let Some(r) = &opts.reuse {
             anyhow::ensure!(
                 r.is_dir(),

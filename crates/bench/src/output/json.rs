@@ -113,13 +113,31 @@ fn summary_rows(rows: &[SummaryRow], key: &str) -> Vec<Value> {
         .collect()
 }
 
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Fails before a run, rather than after it, when `--json` names a file
+/// in a directory that does not exist.
+pub fn check_destination(path: &Path) -> anyhow::Result<()> {
+    let dir = parent(path);
+    anyhow::ensure!(
+        dir.is_dir(),
+        "--json {}: {} is not a directory",
+        path.display(),
+        dir.display()
+    );
+    anyhow::ensure!(!path.is_dir(), "--json {}: is a directory", path.display());
+    Ok(())
+}
+
 /// Writes `value` to `path` through a temporary file in the same directory
 /// and a rename, so readers never see a partial file.
 pub fn write_atomic(path: &Path, value: &Value) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = parent(path);
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
     serde_json::to_writer_pretty(&mut tmp, value)?;
