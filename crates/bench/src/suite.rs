@@ -6,7 +6,7 @@
 use crate::backend::{Backend, BackendConfig};
 use crate::comm::Comm;
 use crate::harness::node;
-use crate::harness::ranks::{on_root, path_on_root};
+use crate::harness::ranks::{dir_on_root, on_root};
 use crate::io500::score::{score, Score};
 use crate::io500::{self, CapOverrides, Caps, Io500Params, PhaseHook, PhaseResult};
 use crate::latency::take_u64;
@@ -140,7 +140,7 @@ pub fn run(opts: &SuiteOptions, out: &mut dyn Write) -> anyhow::Result<SuiteRepo
     opts.stop.check()?;
     let comm = opts.comm.as_deref();
     let mut made = None;
-    let path = path_on_root(comm, || {
+    let path = dir_on_root(comm, || {
         if let Some(j) = &opts.json {
             json::check_destination(j)?;
         }

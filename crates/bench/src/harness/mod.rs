@@ -159,7 +159,7 @@ pub fn run(
     let mut tmp = None;
     let mut run_dir = None;
     // Every process rank works in rank 0's directory.
-    let root = ranks::path_on_root(opts.process_comm(), || {
+    let root = ranks::dir_on_root(opts.process_comm(), || {
         if let Some(j) = &opts.json {
             check_destination(j)?;
         }

@@ -218,13 +218,29 @@ pub fn on_root(
     }
 }
 
-/// A path rank 0 makes (a run directory), on every rank.
-pub fn path_on_root(
+/// A directory rank 0 makes (the run directory), on every rank. Fails on
+/// every rank if some process rank cannot see it (not on a file system
+/// every node mounts).
+pub fn dir_on_root(
     comm: Option<&dyn Comm>,
     f: impl FnOnce() -> anyhow::Result<PathBuf>,
 ) -> anyhow::Result<PathBuf> {
     let bytes = on_root(comm, || Ok(f()?.into_os_string().into_vec()))?;
-    Ok(PathBuf::from(OsString::from_vec(bytes)))
+    let dir = PathBuf::from(OsString::from_vec(bytes));
+    if let Some(comm) = comm {
+        let seen = if dir.is_dir() {
+            Ok(())
+        } else {
+            Err(anyhow::anyhow!(
+                "{} (made by rank 0) is not visible on {}: give --dir on a file system \
+                 every rank sees",
+                dir.display(),
+                rustix::system::uname().nodename().to_string_lossy()
+            ))
+        };
+        all_ok(comm, "the run directory", seen)?;
+    }
+    Ok(dir)
 }
 
 #[cfg(test)]
@@ -309,5 +325,23 @@ mod tests {
             run_threads(2, |c| all_ok(c, "x", Ok(c.rank())).unwrap()),
             [0, 1]
         );
+    }
+
+    #[test]
+    fn every_rank_must_see_the_run_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let ok = run_threads(2, |c| dir_on_root(Some(c), || Ok(t.path().into())).unwrap());
+        assert_eq!(ok, [t.path(), t.path()]);
+        let gone = t.path().join("gone");
+        let out = run_threads(2, |c| {
+            dir_on_root(Some(c), || Ok(gone.clone())).map_err(|e| format!("{e:#}"))
+        });
+        for r in out {
+            let e = r.unwrap_err();
+            assert!(
+                e.contains("not visible on") && e.contains("failed on rank 0"),
+                "{e}"
+            );
+        }
     }
 }

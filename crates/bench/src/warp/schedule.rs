@@ -209,7 +209,7 @@ mod tests {
         let d = Distribution::default();
         let one = Schedule::new(&d, 2500);
         let whole: Vec<Op> = std::iter::from_fn(|| one.next()).collect();
-        let mut parts: Vec<Vec<Op>> = (0..3)
+        let parts: Vec<Vec<Op>> = (0..3)
             .map(|r| {
                 let s = Schedule::strided(&d, 2500, r, 3);
                 std::iter::from_fn(|| s.next()).collect()
@@ -218,7 +218,6 @@ mod tests {
         assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), 2500);
         let merged: Vec<Op> = (0..2500).map(|i| parts[i % 3][i / 3]).collect();
         assert_eq!(merged, whole);
-        parts.clear();
     }
 
     #[test]
