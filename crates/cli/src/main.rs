@@ -307,6 +307,13 @@ pub(crate) fn process_comm() -> Option<std::sync::Arc<dyn s3hpc_bench::comm::Com
     None
 }
 
+/// Writes `msg` to stderr in one write, so that the lines of several
+/// ranks, which mpirun merges, do not interleave.
+fn report(msg: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().write_all(msg.as_bytes());
+}
+
 /// Ends MPI after a run every rank finished.
 fn finalize_ranks() {
     #[cfg(feature = "mpi")]
@@ -418,10 +425,10 @@ fn main() {
     if let Err(e) = r {
         if let Some(i) = e.downcast_ref::<Interrupted>() {
             // The outermost message says what was cleaned up.
-            eprintln!("{}: {e}", who());
+            report(&format!("{}: {e}\n", who()));
             std::process::exit(i.exit_code());
         }
-        eprintln!("{}: error: {e:#}", who());
+        report(&format!("{}: error: {e:#}\n", who()));
         std::process::exit(1);
     }
     finalize_ranks();
