@@ -199,16 +199,7 @@ fn posix_and_embedded_counts_output_json_and_cleanup() {
     let rows = doc["results"].as_array().unwrap();
     assert_eq!(rows.len(), 24);
     for row in rows {
-        for k in [
-            "benchmark",
-            "backend",
-            "phase",
-            "value",
-            "unit",
-            "ops",
-            "bytes",
-            "seconds",
-        ] {
+        for k in s3hpc_bench::harness::row::FIELDS {
             assert!(!row[k].is_null(), "{k} in {row}");
         }
         assert_eq!(row["benchmark"], "io500");

@@ -2,8 +2,6 @@
 
 use std::process::Command;
 
-mod common;
-
 /// Two ranks and caps that keep a run tiny, but for mdtest-easy's.
 fn tiny(mdtest_easy_max_files: &str) -> [&str; 10] {
     [
@@ -185,7 +183,7 @@ fn bench_all_writes_one_file_with_complete_rows() {
     assert!(phases("sweep").contains(&"read".to_string()));
     assert_eq!(phases("visibility"), ["visible"]);
     for r in rows {
-        for key in common::ROW_FIELDS {
+        for key in s3hpc_bench::harness::row::FIELDS {
             assert!(r.get(key).is_some(), "{key} missing in {r}");
         }
         for key in ["min", "p50", "p90", "p99", "max"] {

@@ -8,8 +8,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
-mod common;
-
 const BIN: &str = env!("CARGO_BIN_EXE_s3hpc");
 /// Seconds any one mpirun may take before the test fails (`timeout`).
 const LIMIT: &str = "120";
@@ -93,7 +91,7 @@ fn totals(doc: &Value) -> Vec<String> {
 /// Every row has the fields every benchmark writes.
 fn complete(doc: &Value) {
     for r in doc["results"].as_array().unwrap() {
-        for key in common::ROW_FIELDS {
+        for key in s3hpc_bench::harness::row::FIELDS {
             assert!(r.get(key).is_some(), "{key} missing in {r}");
         }
         assert!(r["value"].as_f64().unwrap() >= 0.0, "{r}");

@@ -8,6 +8,22 @@ use crate::latency::{Latency, LatencySummary};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+/// The fields every result row has, of every benchmark (IO500's too):
+/// what readers of the JSON can rely on.
+pub const FIELDS: [&str; 11] = [
+    "benchmark",
+    "backend",
+    "phase",
+    "value",
+    "unit",
+    "ops",
+    "bytes",
+    "seconds",
+    "latency",
+    "iteration",
+    "transport",
+];
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub benchmark: &'static str,
