@@ -197,16 +197,11 @@ pub fn run(
     // Nobody may still be working in the directory rank 0 removes.
     opts.barrier();
     let keep = opts.keep || opts.reuse.is_some();
-    if !opts.is_root() {
-        if let Some(rd) = run_dir {
-            std::mem::forget(rd);
-        }
-    } else if keep {
+    if keep && opts.is_root() {
         eprintln!("s3hpc: kept the run directory {}", root.display());
-        if let Some(rd) = run_dir {
-            std::mem::forget(rd);
-        }
-    } else if let Some(rd) = run_dir {
+    }
+    // Only rank 0 made the run directory, so only it removes it.
+    if let Some(rd) = run_dir.filter(|_| !keep) {
         let removed = rd.remove();
         if result.is_ok() && opts.stop.requested().is_none() {
             removed?;
