@@ -148,22 +148,35 @@ pub fn run(opts: &SuiteOptions, out: &mut dyn Write) -> anyhow::Result<SuiteRepo
         Ok(rd.path.clone())
     })?;
     let result = run_in(opts, &path, out);
-    // Only rank 0 cleans up, once every rank is done.
-    if let Some(c) = comm {
-        c.barrier();
-    }
-    let Some(run_dir) = made else {
+    // Only rank 0 cleans up, once every rank is done, and no rank exits
+    // before it has (mpirun ends every rank once one exits with an error).
+    let barrier = || {
+        if let Some(c) = comm {
+            c.barrier();
+        }
+    };
+    barrier();
+    let cleaned = made.map(|run_dir| {
+        if opts.keep {
+            Ok(format!(
+                "kept the run directory {} (--keep)",
+                path.display()
+            ))
+        } else {
+            run_dir
+                .remove()
+                .map(|()| format!("removed the run directory {}", path.display()))
+        }
+    });
+    barrier();
+    let Some(cleaned) = cleaned else {
         opts.stop.check()?;
         return result;
     };
-    let cleanup = if opts.keep {
-        format!("kept the run directory {} (--keep)", path.display())
-    } else {
-        match run_dir.remove() {
-            Ok(()) => format!("removed the run directory {}", path.display()),
-            Err(e) if result.is_ok() && opts.stop.requested().is_none() => return Err(e),
-            Err(e) => format!("{e:#}"),
-        }
+    let cleanup = match cleaned {
+        Ok(m) => m,
+        Err(e) if result.is_ok() && opts.stop.requested().is_none() => return Err(e),
+        Err(e) => format!("{e:#}"),
     };
     // A stop ends the run with `Interrupted`, whatever the phases made of it.
     if let Err(stopped) = opts.stop.check() {

@@ -201,11 +201,15 @@ pub fn run(
         eprintln!("s3hpc: kept the run directory {}", root.display());
     }
     // Only rank 0 made the run directory, so only it removes it.
-    if let Some(rd) = run_dir.filter(|_| !keep) {
-        let removed = rd.remove();
-        if result.is_ok() && opts.stop.requested().is_none() {
-            removed?;
-        }
+    let removed = match run_dir.filter(|_| !keep) {
+        Some(rd) => rd.remove(),
+        None => Ok(()),
+    };
+    // mpirun ends every rank once one exits with an error (an interrupted
+    // run): none may exit before rank 0 has cleaned up.
+    opts.barrier();
+    if result.is_ok() && opts.stop.requested().is_none() {
+        removed?;
     }
     opts.stop.check()?;
     result
