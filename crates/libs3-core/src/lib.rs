@@ -1,14 +1,24 @@
-//! What every ABI shim shares: transport selection, request execution and
-//! the ABI-neutral outcome of a request.
+//! What every libs3 ABI shim shares: transport selection, the C types both
+//! ABIs lay out alike, and every request from C arguments to callbacks.
+//! A shim (`libs3.so.2`, `libs3.so.4`) only declares its own statuses and
+//! the structs that differ, and exports thin functions onto [`calls`],
+//! [`multipart`] and [`service`].
+
+pub mod cabi;
+pub mod calls;
+pub mod multipart;
+pub mod request;
+pub mod service;
 
 mod body;
+mod status;
 mod failure;
 mod presign;
 mod transport;
 
 pub use body::{push_body, PullReader};
-pub use failure::Failure;
-pub use presign::presigned_url;
+pub use failure::{BucketNameProblem, Failure};
+pub use presign::{presigned_url_v2, presigned_url_v4};
 pub use transport::{client_for, forget_clients, set_default_host, Target, HOST_ENV};
 
 /// Runs `f`, turning a panic into a failure so it never unwinds into C.

@@ -1,9 +1,8 @@
 //! Conversions between C arguments and the core, and the two callbacks
-//! every request makes (properties, then complete).
+//! every request makes (properties, then complete), for either ABI.
 
-use super::types::*;
-use super::S3Status;
-use crate::core::{guarded, Failure, Target};
+use crate::cabi::*;
+use crate::{guarded, Failure, Target};
 use s3hpc_client::{ObjectInfo, PutOptions};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::time::UNIX_EPOCH;
@@ -38,44 +37,131 @@ pub fn cstring(s: &str) -> CString {
     CString::new(&s[..end]).unwrap_or_default()
 }
 
-/// The target of a call that passes its host and keys one by one.
-///
-/// # Safety
-/// Each pointer is NULL or a NUL-terminated string.
-pub unsafe fn target(
-    protocol: S3Protocol,
-    access: *const c_char,
-    secret: *const c_char,
-    host: *const c_char,
-) -> Result<Target, Failure> {
-    // SAFETY: forwarded contract.
-    unsafe {
-        Ok(Target {
-            host: opt_str(host, "hostName")?,
-            https: protocol == S3_PROTOCOL_HTTPS,
-            access_key: opt_str(access, "accessKeyId")?.unwrap_or_default(),
-            secret_key: opt_str(secret, "secretAccessKey")?.unwrap_or_default(),
-        })
+/// The credentials and host strings of a call, still as C pointers (each
+/// NULL or NUL-terminated).
+#[derive(Clone, Copy)]
+pub struct TargetArgs {
+    pub protocol: S3Protocol,
+    pub access_key_id: *const c_char,
+    pub secret_access_key: *const c_char,
+    pub security_token: *const c_char,
+    pub host_name: *const c_char,
+    pub auth_region: *const c_char,
+}
+
+impl TargetArgs {
+    /// A 2.0 call's arguments (no token, no region).
+    pub fn v2(
+        protocol: S3Protocol,
+        access_key_id: *const c_char,
+        secret_access_key: *const c_char,
+        host_name: *const c_char,
+    ) -> TargetArgs {
+        TargetArgs {
+            protocol,
+            access_key_id,
+            secret_access_key,
+            security_token: std::ptr::null(),
+            host_name,
+            auth_region: std::ptr::null(),
+        }
+    }
+
+    /// The target these arguments name.
+    ///
+    /// # Safety
+    /// Each pointer is NULL or a NUL-terminated string.
+    pub unsafe fn target(&self) -> Result<Target, Failure> {
+        // SAFETY: forwarded contract.
+        unsafe {
+            Ok(Target {
+                host: opt_str(self.host_name, "hostName")?,
+                https: self.protocol == S3_PROTOCOL_HTTPS,
+                access_key: opt_str(self.access_key_id, "accessKeyId")?.unwrap_or_default(),
+                secret_key: opt_str(self.secret_access_key, "secretAccessKey")?
+                    .unwrap_or_default(),
+                security_token: opt_str(self.security_token, "securityToken")?
+                    .filter(|t| !t.is_empty()),
+                region: opt_str(self.auth_region, "authRegion")?.filter(|r| !r.is_empty()),
+            })
+        }
     }
 }
 
-/// The target and bucket of a bucket context.
+/// A bucket context as both ABIs pass it: the 2.0 fields, and the 4.x
+/// additions (NULL for 2.0).
+#[derive(Clone, Copy)]
+pub struct ContextArgs {
+    pub base: *const BucketContext,
+    pub security_token: *const c_char,
+    pub auth_region: *const c_char,
+}
+
+impl ContextArgs {
+    pub fn v2(base: *const BucketContext) -> ContextArgs {
+        ContextArgs {
+            base,
+            security_token: std::ptr::null(),
+            auth_region: std::ptr::null(),
+        }
+    }
+
+    /// The target and bucket of the context.
+    ///
+    /// # Safety
+    /// `base` is NULL or points to a valid context; the strings are NULL
+    /// or NUL-terminated.
+    pub unsafe fn target(&self) -> Result<(Target, String), Failure> {
+        // SAFETY: the caller guarantees `base` is NULL or valid.
+        let ctx = unsafe { self.base.as_ref() }.ok_or(Failure::BadArgument("bucketContext"))?;
+        let args = TargetArgs {
+            protocol: ctx.protocol,
+            access_key_id: ctx.access_key_id,
+            secret_access_key: ctx.secret_access_key,
+            security_token: self.security_token,
+            host_name: ctx.host_name,
+            auth_region: self.auth_region,
+        };
+        // SAFETY: the context's strings are NULL or NUL-terminated.
+        unsafe { Ok((args.target()?, req_str(ctx.bucket_name, "bucketName")?)) }
+    }
+
+    /// Whether the context asks for virtual-host style URLs.
+    ///
+    /// # Safety
+    /// As [`ContextArgs::target`].
+    pub unsafe fn virtual_host(&self) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { self.base.as_ref() }.is_some_and(|c| c.uri_style == S3_URI_STYLE_VIRTUAL_HOST)
+    }
+
+    /// `bucket/key` for an error's resource field.
+    ///
+    /// # Safety
+    /// As [`ContextArgs::target`]; `key` is NULL or NUL-terminated.
+    pub unsafe fn resource(&self, key: *const c_char) -> String {
+        // SAFETY: forwarded contract.
+        unsafe {
+            let bucket = self.base.as_ref().map_or(String::new(), |c| lossy(c.bucket_name));
+            if key.is_null() {
+                bucket
+            } else {
+                format!("{bucket}/{}", lossy(key))
+            }
+        }
+    }
+}
+
+/// A C string for an error's resource field, whatever it holds.
 ///
 /// # Safety
-/// `ctx` is NULL or points to a valid `S3BucketContext`.
-pub unsafe fn context(ctx: *const S3BucketContext) -> Result<(Target, String), Failure> {
-    // SAFETY: the caller guarantees `ctx` is NULL or valid.
-    let ctx = unsafe { ctx.as_ref() }.ok_or(Failure::BadArgument("bucketContext"))?;
-    // SAFETY: the context's strings are NULL or NUL-terminated.
-    unsafe {
-        let t = target(
-            ctx.protocol,
-            ctx.access_key_id,
-            ctx.secret_access_key,
-            ctx.host_name,
-        )?;
-        Ok((t, req_str(ctx.bucket_name, "bucketName")?))
+/// `p` is NULL or NUL-terminated.
+pub unsafe fn lossy(p: *const c_char) -> String {
+    if p.is_null() {
+        return String::new();
     }
+    // SAFETY: NUL-terminated, per the contract.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
 /// Put options from `S3PutProperties` (content type and metadata; the
@@ -83,7 +169,7 @@ pub unsafe fn context(ctx: *const S3BucketContext) -> Result<(Target, String), F
 ///
 /// # Safety
 /// `p` is NULL or points to valid put properties.
-pub unsafe fn put_options(p: *const S3PutProperties) -> Result<Option<PutOptions>, Failure> {
+pub unsafe fn put_options(p: *const PutProperties) -> Result<Option<PutOptions>, Failure> {
     // SAFETY: NULL or valid, per the contract.
     let Some(p) = (unsafe { p.as_ref() }) else {
         return Ok(None);
@@ -119,8 +205,8 @@ pub fn unix_seconds(t: std::time::SystemTime) -> i64 {
 ///
 /// # Safety
 /// `handler` is NULL or valid; the callback honours its signature.
-pub unsafe fn send_properties(
-    handler: *const S3ResponseHandler,
+pub unsafe fn send_properties<A: Abi>(
+    handler: *const ResponseHandler<A>,
     data: *mut c_void,
     info: Option<&ObjectInfo>,
     length: u64,
@@ -147,7 +233,7 @@ pub unsafe fn send_properties(
             value: v.as_ptr(),
         })
         .collect();
-    let props = S3ResponseProperties {
+    let props = A::properties(ResponseProperties {
         request_id: std::ptr::null(),
         request_id2: std::ptr::null(),
         content_type: ctype.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
@@ -161,18 +247,18 @@ pub unsafe fn send_properties(
         } else {
             nv.as_ptr()
         },
-    };
+    });
     // SAFETY: `props` and everything it points to live across the call.
     let status = unsafe { cb(&props, data) };
-    callback_status(status)
+    callback_status::<A>(status)
 }
 
 /// A callback's answer as a request outcome.
-pub fn callback_status(status: S3Status) -> Result<(), Failure> {
-    if status == S3Status::OK {
+pub fn callback_status<A: Abi>(status: A::Status) -> Result<(), Failure> {
+    if status == A::OK {
         Ok(())
     } else {
-        Err(Failure::Callback(status.0))
+        Err(Failure::Callback(A::raw(status)))
     }
 }
 
@@ -181,8 +267,8 @@ pub fn callback_status(status: S3Status) -> Result<(), Failure> {
 ///
 /// # Safety
 /// `handler` is NULL or valid; the callback honours its signature.
-pub unsafe fn run(
-    handler: *const S3ResponseHandler,
+pub unsafe fn run<A: Abi>(
+    handler: *const ResponseHandler<A>,
     data: *mut c_void,
     resource: &str,
     request: impl FnOnce() -> Result<(), Failure>,
@@ -194,7 +280,7 @@ pub unsafe fn run(
     };
     match outcome {
         // SAFETY: NULL details are allowed on success.
-        Ok(()) => unsafe { cb(S3Status::OK, std::ptr::null(), data) },
+        Ok(()) => unsafe { cb(A::OK, std::ptr::null(), data) },
         Err(f) => {
             let message = cstring(&f.message());
             let resource = cstring(resource);
@@ -206,7 +292,7 @@ pub unsafe fn run(
                 extra_details: std::ptr::null_mut(),
             };
             // SAFETY: `details` and its strings live across the call.
-            unsafe { cb(S3Status::from(&f), &details, data) }
+            unsafe { cb(A::status(&f), &details, data) }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! request would cost more than the request.
 
 use super::Failure;
-use s3hpc_client::{EmbeddedClient, HttpClient, S3Client};
+use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
 use s3hpc_rpc::RemoteClient;
 use s3hpc_store::{Store, StoreConfig};
 use std::collections::HashMap;
@@ -18,7 +18,8 @@ const FALLBACK_HOST: &str = "s3.amazonaws.com";
 
 static DEFAULT_HOST: Mutex<Option<String>> = Mutex::new(None);
 
-type Key = (String, String, String);
+/// Host, keys, token and region: what makes two targets share a client.
+type Key = (String, String, String, Option<String>, Option<String>);
 static CLIENTS: Mutex<Option<HashMap<Key, Arc<dyn S3Client>>>> = Mutex::new(None);
 
 /// Where one request goes, as the caller's arguments describe it.
@@ -30,6 +31,11 @@ pub struct Target {
     pub https: bool,
     pub access_key: String,
     pub secret_key: String,
+    /// libs3 4.x: a temporary credential's token (HTTP only).
+    pub security_token: Option<String>,
+    /// libs3 4.x: the SigV4 signing region (HTTP only; `us-east-1` if
+    /// unset).
+    pub region: Option<String>,
 }
 
 /// Sets (or with `None` clears) the default host, as `S3_initialize` does.
@@ -69,6 +75,8 @@ pub fn client_for(target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
         host.clone(),
         target.access_key.clone(),
         target.secret_key.clone(),
+        target.security_token.clone(),
+        target.region.clone(),
     );
     if let Some(c) = CLIENTS
         .lock()
@@ -117,7 +125,16 @@ fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
         let scheme = if target.https { "https" } else { "http" };
         format!("{scheme}://{host}")
     };
-    let client = HttpClient::with_credentials(&endpoint, &target.access_key, &target.secret_key)
-        .map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
+    let mut config = HttpClientConfig {
+        endpoint,
+        credentials: Some((target.access_key.clone(), target.secret_key.clone())),
+        session_token: target.security_token.clone(),
+        ..Default::default()
+    };
+    if let Some(region) = &target.region {
+        config.region = region.clone();
+    }
+    let client =
+        HttpClient::new(config).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
     Ok(Arc::new(client))
 }
