@@ -364,10 +364,8 @@ pub unsafe fn copy_object<A: Abi>(
         run(handler, data, &ctx.resource(key), || {
             let (client, bucket) = context_client(&ctx)?;
             let key = req_str(key, "key")?;
-            let dst_bucket =
-                opt_str(destination_bucket, "destinationBucket")?.unwrap_or_else(|| bucket.clone());
-            let dst_key =
-                opt_str(destination_key, "destinationKey")?.unwrap_or_else(|| key.clone());
+            let (dst_bucket, dst_key) =
+                destination(&bucket, &key, destination_bucket, destination_key)?;
             let opts = put_options(put_properties)?;
             let info = client.copy_object(&bucket, &key, &dst_bucket, &dst_key, opts.as_ref())?;
             if !out.last_modified.is_null() {
@@ -376,6 +374,23 @@ pub unsafe fn copy_object<A: Abi>(
             copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
             send_properties(handler, data, Some(&info), 0)
         })
+    }
+}
+
+/// A copy's destination: the given bucket and key, or the source's where
+/// NULL.
+pub(crate) unsafe fn destination(
+    bucket: &str,
+    key: &str,
+    destination_bucket: *const c_char,
+    destination_key: *const c_char,
+) -> Result<(String, String), Failure> {
+    // SAFETY: NULL or NUL-terminated, per the contract.
+    unsafe {
+        Ok((
+            opt_str(destination_bucket, "destinationBucket")?.unwrap_or_else(|| bucket.into()),
+            opt_str(destination_key, "destinationKey")?.unwrap_or_else(|| key.into()),
+        ))
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod cabi;
 pub mod calls;
+pub mod layout;
 pub mod multipart;
 pub mod request;
 pub mod service;

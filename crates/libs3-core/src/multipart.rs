@@ -6,7 +6,7 @@
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use crate::cabi::{has_response, *};
-use crate::calls::{c_array, context_client, pull_reader, written};
+use crate::calls::{c_array, context_client, destination, pull_reader, written};
 use crate::request::{
     callback_status, cstring, opt_str, put_options, req_str, run, send_properties, unix_seconds,
     ContextArgs,
@@ -426,6 +426,59 @@ pub unsafe fn list_uploads<A: Abi>(
                 c_array(&cp_ptrs),
                 data,
             ))
+        })
+    }
+}
+
+/// Which part a ranged copy writes, and which source bytes.
+#[derive(Clone, Copy)]
+pub struct PartCopy {
+    pub part_number: c_int,
+    pub upload_id: *const c_char,
+    pub start: u64,
+    pub count: u64,
+}
+
+/// Copies `count` bytes of `bucket/key` from `start` into a part of an
+/// upload of `destination_bucket/destination_key` (S3's UploadPartCopy).
+pub unsafe fn copy_range<A: Abi>(
+    ctx: ContextArgs,
+    key: *const c_char,
+    destination_bucket: *const c_char,
+    destination_key: *const c_char,
+    part: PartCopy,
+    out: crate::calls::CopyReturn,
+    handler: *const ResponseHandler<A>,
+    data: *mut c_void,
+) {
+    // SAFETY: the pointers are as libs3's header describes them.
+    unsafe {
+        run(handler, data, &ctx.resource(key), || {
+            let (client, bucket) = context_client(&ctx)?;
+            let key = req_str(key, "key")?;
+            let (dst_bucket, dst_key) =
+                destination(&bucket, &key, destination_bucket, destination_key)?;
+            let number = u32::try_from(part.part_number).map_err(|_| Failure::BadArgument("partNo"))?;
+            let upload_id = req_str(part.upload_id, "uploadId")?;
+            if part.count == 0 {
+                return Err(Failure::BadArgument("count (at least one byte)"));
+            }
+            let range = s3hpc_client::ByteRange::FromTo {
+                first: part.start,
+                last: Some(part.start.saturating_add(part.count - 1)),
+            };
+            let mut src = client.get_object(&bucket, &key, Some(range))?;
+            let body = PutBody::Stream {
+                reader: &mut src.body,
+                len: Some(src.length),
+            };
+            let etag = client.upload_part(&dst_bucket, &dst_key, &upload_id, number, body)?;
+            let info = written(dst_key, src.length, etag);
+            if !out.last_modified.is_null() {
+                *out.last_modified = unix_seconds(info.last_modified);
+            }
+            crate::calls::copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
+            send_properties(handler, data, Some(&info), 0)
         })
     }
 }
