@@ -79,7 +79,15 @@ pub unsafe extern "C" fn S3_list_parts(
     // SAFETY: pointers as the header documents them.
     unsafe {
         let ctx = context(bucket_context);
-        mp::list_parts(ctx, key, part_number_marker, upload_id, max_parts, handler, data)
+        mp::list_parts(
+            ctx,
+            key,
+            part_number_marker,
+            upload_id,
+            max_parts,
+            handler,
+            data,
+        )
     }
 }
 
@@ -140,11 +148,13 @@ pub unsafe extern "C" fn S3_copy_object_range(
     handler: *const S3ResponseHandler,
     data: *mut c_void,
 ) {
+    // c_ulong is narrower than u64 on some targets.
+    #[allow(clippy::useless_conversion)]
     let part = PartCopy {
         part_number: part_no,
         upload_id,
-        start: start_offset as u64,
-        count: count as u64,
+        start: u64::from(start_offset),
+        count: u64::from(count),
     };
     let out = CopyReturn {
         last_modified: last_modified_return,

@@ -39,7 +39,15 @@ pub unsafe extern "C" fn S3_get_object(
     // SAFETY: pointers as the header documents them.
     unsafe {
         let ctx = context(bucket_context);
-        calls::get_object(ctx, key, get_conditions, start_byte, byte_count, handler, data)
+        calls::get_object(
+            ctx,
+            key,
+            get_conditions,
+            start_byte,
+            byte_count,
+            handler,
+            data,
+        )
     }
 }
 

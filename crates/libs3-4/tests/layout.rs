@@ -84,7 +84,10 @@ fn every_struct_matches_the_header() {
         .count();
     assert_eq!(struct_entries, fields + 20 * 2);
     assert_eq!(map["S3ProtocolHTTPS"], S3_PROTOCOL_HTTPS as i64);
-    assert_eq!(map["S3UriStyleVirtualHost"], S3_URI_STYLE_VIRTUAL_HOST as i64);
+    assert_eq!(
+        map["S3UriStyleVirtualHost"],
+        S3_URI_STYLE_VIRTUAL_HOST as i64
+    );
     assert_eq!(
         map["S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE"],
         S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE as i64

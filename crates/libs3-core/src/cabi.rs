@@ -225,7 +225,9 @@ has_response!(
 ///
 /// # Safety
 /// `handler` is NULL or valid.
-pub unsafe fn response_of<A: Abi, H: HasResponse<A>>(handler: *const H) -> *const ResponseHandler<A> {
+pub unsafe fn response_of<A: Abi, H: HasResponse<A>>(
+    handler: *const H,
+) -> *const ResponseHandler<A> {
     // SAFETY: NULL or valid, per the contract.
     unsafe { handler.as_ref() }.map_or(std::ptr::null(), |h| h.response() as *const _)
 }

@@ -12,9 +12,9 @@ pub mod request;
 pub mod service;
 
 mod body;
-mod status;
 mod failure;
 mod presign;
+mod status;
 mod transport;
 
 pub use body::{push_body, PullReader};

@@ -206,7 +206,10 @@ pub unsafe fn complete<A: Abi>(
 }
 
 fn malformed(what: &str) -> Failure {
-    Failure::S3(S3Error::new(ErrorCode::InvalidArgument, format!("malformed {what}")))
+    Failure::S3(S3Error::new(
+        ErrorCode::InvalidArgument,
+        format!("malformed {what}"),
+    ))
 }
 
 /// `(part number, ETag)` of each `<Part>` in a CompleteMultipartUpload
@@ -458,7 +461,8 @@ pub unsafe fn copy_range<A: Abi>(
             let key = req_str(key, "key")?;
             let (dst_bucket, dst_key) =
                 destination(&bucket, &key, destination_bucket, destination_key)?;
-            let number = u32::try_from(part.part_number).map_err(|_| Failure::BadArgument("partNo"))?;
+            let number =
+                u32::try_from(part.part_number).map_err(|_| Failure::BadArgument("partNo"))?;
             let upload_id = req_str(part.upload_id, "uploadId")?;
             if part.count == 0 {
                 return Err(Failure::BadArgument("count (at least one byte)"));
@@ -480,5 +484,29 @@ pub unsafe fn copy_range<A: Abi>(
             crate::calls::copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
             send_properties(handler, data, Some(&info), 0)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_completion;
+
+    #[test]
+    fn completion_documents() {
+        let doc = "<?xml version=\"1.0\"?>\n<CompleteMultipartUpload>\
+            <Part><PartNumber>1</PartNumber><ETag>\"a1\"</ETag></Part>\
+            <Part><ETag>b2</ETag><PartNumber> 2 </PartNumber></Part>\
+            </CompleteMultipartUpload>";
+        let parts = parse_completion(doc).unwrap();
+        assert_eq!(parts, vec![(1, "\"a1\"".to_string()), (2, "b2".to_string())]);
+        for bad in [
+            "",
+            "<CompleteMultipartUpload/>",
+            "<Part><PartNumber>x</PartNumber><ETag>e</ETag></Part>",
+            "<Part><PartNumber>1</PartNumber></Part>",
+            "<Part><PartNumber>1</PartNumber><ETag>e</ETag>",
+        ] {
+            assert!(parse_completion(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -131,7 +131,11 @@ pub fn presigned_url_v4(
         "HEAD" => sign(HeadObject::new(&bucket, Some(&creds), key), sub, ttl),
         "PUT" => sign(PutObject::new(&bucket, Some(&creds), key), sub, ttl),
         "DELETE" => sign(DeleteObject::new(&bucket, Some(&creds), key), sub, ttl),
-        _ => return Err(Failure::BadArgument("httpMethod (GET, HEAD, PUT or DELETE)")),
+        _ => {
+            return Err(Failure::BadArgument(
+                "httpMethod (GET, HEAD, PUT or DELETE)",
+            ))
+        }
     };
     Ok(url)
 }

@@ -78,8 +78,7 @@ impl TargetArgs {
                 host: opt_str(self.host_name, "hostName")?,
                 https: self.protocol == S3_PROTOCOL_HTTPS,
                 access_key: opt_str(self.access_key_id, "accessKeyId")?.unwrap_or_default(),
-                secret_key: opt_str(self.secret_access_key, "secretAccessKey")?
-                    .unwrap_or_default(),
+                secret_key: opt_str(self.secret_access_key, "secretAccessKey")?.unwrap_or_default(),
                 security_token: opt_str(self.security_token, "securityToken")?
                     .filter(|t| !t.is_empty()),
                 region: opt_str(self.auth_region, "authRegion")?.filter(|r| !r.is_empty()),
@@ -142,7 +141,10 @@ impl ContextArgs {
     pub unsafe fn resource(&self, key: *const c_char) -> String {
         // SAFETY: forwarded contract.
         unsafe {
-            let bucket = self.base.as_ref().map_or(String::new(), |c| lossy(c.bucket_name));
+            let bucket = self
+                .base
+                .as_ref()
+                .map_or(String::new(), |c| lossy(c.bucket_name));
             if key.is_null() {
                 bucket
             } else {

@@ -134,7 +134,6 @@ fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
     if let Some(region) = &target.region {
         config.region = region.clone();
     }
-    let client =
-        HttpClient::new(config).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
+    let client = HttpClient::new(config).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
     Ok(Arc::new(client))
 }

@@ -18,8 +18,8 @@ mod unsupported;
 
 pub use bucket::*;
 pub use object::*;
+pub use s3hpc_libs3_core::service::validate_bucket_name;
 pub use service::*;
 pub use status::{S3Status, ALL as ALL_STATUSES};
-pub use s3hpc_libs3_core::service::validate_bucket_name;
 pub use types::*;
 pub use unsupported::*;

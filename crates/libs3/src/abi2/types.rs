@@ -8,7 +8,7 @@ use s3hpc_libs3_core::Failure;
 use std::ffi::c_int;
 
 pub use s3hpc_libs3_core::cabi::{
-    S3AclGrant, S3CanonicalUser, S3CannedAcl, S3ErrorDetails, S3GetConditions, S3Grantee,
+    S3AclGrant, S3CannedAcl, S3CanonicalUser, S3ErrorDetails, S3GetConditions, S3Grantee,
     S3ListBucketContent, S3NameValue, S3Protocol, S3PutObjectDataCallback, S3RequestContext,
     S3UriStyle, S3_MAX_GRANTEE_DISPLAY_NAME_SIZE, S3_MAX_GRANTEE_EMAIL_ADDRESS_SIZE,
     S3_MAX_GRANTEE_USER_ID_SIZE, S3_PROTOCOL_HTTPS, S3_URI_STYLE_VIRTUAL_HOST,
