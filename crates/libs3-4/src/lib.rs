@@ -1,4 +1,3 @@
-#![recursion_limit = "256"]
 //! The libs3 4.x ABI (`libs3.so.4`, the interface of include/libs3.h,
 //! which IOR/mdtest/md-workbench's S3-libs3 backend builds against) over
 //! `s3hpc-libs3-core`, the core it shares with the 2.0 shim
@@ -14,14 +13,14 @@ mod bucket;
 mod multipart;
 mod object;
 mod service;
-mod status;
-mod types;
 mod unsupported;
+
+/// The 4.x C types live in the core, shared with the bench's dlopen client.
+use s3hpc_libs3_core::v4 as types;
 
 pub use bucket::*;
 pub use multipart::*;
 pub use object::*;
+pub use s3hpc_libs3_core::v4::*;
 pub use service::*;
-pub use status::{S3Status, ALL as ALL_STATUSES};
-pub use types::*;
 pub use unsupported::*;

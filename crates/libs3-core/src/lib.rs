@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! What every libs3 ABI shim shares: transport selection, the C types both
 //! ABIs lay out alike, and every request from C arguments to callbacks.
 //! A shim (`libs3.so.2`, `libs3.so.4`) only declares its own statuses and
@@ -10,6 +11,7 @@ pub mod layout;
 pub mod multipart;
 pub mod request;
 pub mod service;
+pub mod v4;
 
 mod body;
 mod failure;

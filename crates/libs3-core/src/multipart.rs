@@ -498,7 +498,10 @@ mod tests {
             <Part><ETag>b2</ETag><PartNumber> 2 </PartNumber></Part>\
             </CompleteMultipartUpload>";
         let parts = parse_completion(doc).unwrap();
-        assert_eq!(parts, vec![(1, "\"a1\"".to_string()), (2, "b2".to_string())]);
+        assert_eq!(
+            parts,
+            vec![(1, "\"a1\"".to_string()), (2, "b2".to_string())]
+        );
         for bad in [
             "",
             "<CompleteMultipartUpload/>",

@@ -2,19 +2,20 @@
 //! statuses, and the three structs 4.x extends (each starts with the 2.0
 //! fields, so the core reads them through `base`). `tests/layout.rs`
 //! checks every one against include/libs3.h.
+#![allow(clippy::missing_safety_doc)]
 
 use super::S3Status;
-use s3hpc_libs3_core::cabi::{self, Abi};
-use s3hpc_libs3_core::{multipart, Failure};
+use crate::cabi::{self, Abi};
+use crate::{multipart, Failure};
 use std::ffi::{c_char, c_int};
 
-pub use s3hpc_libs3_core::cabi::{
+pub use crate::cabi::{
     S3AclGrant, S3CannedAcl, S3CanonicalUser, S3ErrorDetails, S3GetConditions, S3Grantee,
     S3ListBucketContent, S3NameValue, S3Protocol, S3PutObjectDataCallback, S3RequestContext,
     S3UriStyle, S3_PROTOCOL_HTTPS, S3_URI_STYLE_VIRTUAL_HOST,
 };
-pub use s3hpc_libs3_core::multipart::{S3ListMultipartUpload, S3ListPart};
-pub use s3hpc_libs3_core::service::S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE;
+pub use crate::multipart::{S3ListMultipartUpload, S3ListPart};
+pub use crate::service::S3_MAX_AUTHENTICATED_QUERY_STRING_SIZE;
 
 /// The 4.x ABI for the core's generic requests.
 pub enum Abi4 {}
@@ -76,10 +77,10 @@ pub type S3GetObjectDataCallback = cabi::GetObjectDataCallback<Abi4>;
 ///
 /// # Safety
 /// `ctx` is NULL or valid.
-pub unsafe fn context(ctx: *const S3BucketContext) -> s3hpc_libs3_core::request::ContextArgs {
+pub unsafe fn context(ctx: *const S3BucketContext) -> crate::request::ContextArgs {
     // SAFETY: NULL or valid, per the contract.
     let c = unsafe { ctx.as_ref() };
-    s3hpc_libs3_core::request::ContextArgs {
+    crate::request::ContextArgs {
         base: c.map_or(std::ptr::null(), |c| &c.base as *const _),
         security_token: c.map_or(std::ptr::null(), |c| c.security_token),
         auth_region: c.map_or(std::ptr::null(), |c| c.auth_region),

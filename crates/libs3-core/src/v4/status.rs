@@ -1,15 +1,15 @@
 //! `S3Status` of the libs3 4.x ABI, declared in the order of
-//! include/libs3.h; `tests/layout.rs` checks every value against it.
+//! crates/libs3-4/include/libs3.h; its `tests/layout.rs` checks every value against it.
 
+use crate::{BucketNameProblem, Failure};
 use s3hpc_client::ErrorCode;
-use s3hpc_libs3_core::{BucketNameProblem, Failure};
 use std::ffi::c_int;
 
 #[repr(transparent)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct S3Status(pub c_int);
 
-s3hpc_libs3_core::s3_statuses! {
+crate::s3_statuses! {
     OK, InternalError, OutOfMemory, Interrupted,
     InvalidBucketNameTooLong, InvalidBucketNameFirstCharacter, InvalidBucketNameCharacter,
     InvalidBucketNameCharacterSequence, InvalidBucketNameTooShort,
