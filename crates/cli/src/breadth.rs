@@ -187,6 +187,7 @@ impl CommonArgs {
             durability: self.durability,
             remote: self.remote.clone(),
             http_endpoint: self.http.endpoint()?,
+            libs3: self.http.libs3(),
             ..BackendConfig::default()
         };
         o.keep = self.keep;

@@ -97,14 +97,17 @@ pub fn client_for(target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
 }
 
 fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
-    if let Some(path) = host.strip_prefix("file://") {
+    if let Some(rest) = host.strip_prefix("file://") {
+        let (path, options) = rest.split_once('?').unwrap_or((rest, ""));
         if !path.starts_with('/') {
             return Err(Failure::BadHost(format!(
                 "{host:?}: a file host needs an absolute path, as in file:///data/s3"
             )));
         }
-        let store = Store::open(path, StoreConfig::default())
-            .map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
+        let config =
+            store_config(options).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
+        let store =
+            Store::open(path, config).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
         return Ok(Arc::new(EmbeddedClient::new(Arc::new(store))));
     }
     if host.starts_with("unix:") || host.starts_with("s3hpc://") || host.starts_with("tcp:") {
@@ -136,4 +139,23 @@ fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
     }
     let client = HttpClient::new(config).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
     Ok(Arc::new(client))
+}
+
+/// The engine settings of a `file://` host's query (`etag=md5|fast`,
+/// `durability=none|fsync`, joined by `&`); unset ones keep the engine's
+/// defaults (MD5 ETags, no fsync).
+fn store_config(options: &str) -> Result<StoreConfig, String> {
+    let mut config = StoreConfig::default();
+    for pair in options.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("etag", v)) => config.etag = v.parse()?,
+            Some(("durability", v)) => config.durability = v.parse()?,
+            _ => {
+                return Err(format!(
+                    "unknown option {pair:?}: use etag=md5|fast, durability=none|fsync"
+                ))
+            }
+        }
+    }
+    Ok(config)
 }
