@@ -2,6 +2,7 @@
 //! pulls through the caller's callback, a GET pushes to it in chunks.
 
 use super::Failure;
+use std::cell::RefCell;
 use std::io::{self, Read};
 
 /// The size of each chunk a GET pushes to the data callback.
@@ -48,21 +49,44 @@ impl<F: FnMut(&mut [u8]) -> i64> Read for PullReader<F> {
     }
 }
 
-/// Reads `body` to its end, handing each chunk to `push`; a push error
-/// stops the transfer.
+thread_local! {
+    /// One chunk buffer per thread, reused by every GET: allocating (and
+    /// zeroing) 256 KiB per request cost more than a small GET itself.
+    static CHUNK_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Reads the `len` bytes of `body`, handing each chunk to `push`; a push
+/// error stops the transfer. Stopping at `len` spares the read that would
+/// only find the end.
 pub fn push_body(
     body: &mut dyn Read,
+    len: u64,
     key: &str,
     mut push: impl FnMut(&[u8]) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
-    let mut buf = vec![0u8; CHUNK];
-    loop {
-        let n = match body.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Failure::S3(s3hpc_client::S3Error::from_io(&e, key))),
-        };
-        push(&buf[..n])?;
-    }
+    let mut transfer = |buf: &mut Vec<u8>| {
+        buf.resize(CHUNK, 0);
+        let mut left = len;
+        while left > 0 {
+            let want = left.min(CHUNK as u64) as usize;
+            let n = match body.read(&mut buf[..want]) {
+                Ok(0) => {
+                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, "object ended early");
+                    return Err(Failure::S3(s3hpc_client::S3Error::from_io(&e, key)));
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Failure::S3(s3hpc_client::S3Error::from_io(&e, key))),
+            };
+            left -= n as u64;
+            push(&buf[..n])?;
+        }
+        Ok(())
+    };
+    // A callback that starts another GET on this thread finds the buffer
+    // taken: that one gets its own.
+    CHUNK_BUF.with(|b| match b.try_borrow_mut() {
+        Ok(mut buf) => transfer(&mut buf),
+        Err(_) => transfer(&mut Vec::new()),
+    })
 }

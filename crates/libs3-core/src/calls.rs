@@ -10,10 +10,10 @@
 
 use crate::cabi::*;
 use crate::request::{
-    callback_status, cstring, lossy, opt_str, put_options, req_str, run, send_properties,
+    callback_status, cstring, lossy, opt_str, put_options, req_ref, run, send_properties,
     unix_seconds, ContextArgs, TargetArgs,
 };
-use crate::{client_for, push_body, Failure, PullReader};
+use crate::{client_for_ref, push_body, Failure, PullReader};
 use s3hpc_client::{ByteRange, ListRequest, ObjectInfo, PutBody, S3Client};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -30,16 +30,17 @@ pub fn c_array<T>(v: &[T]) -> *const T {
 /// The client of a service-level call (no bucket context).
 unsafe fn service_client(args: &TargetArgs) -> Result<Arc<dyn S3Client>, Failure> {
     // SAFETY: forwarded contract.
-    client_for(&unsafe { args.target() }?)
+    client_for_ref(&unsafe { args.target_ref() }?)
 }
 
-/// The client and bucket of a bucket context.
-pub(crate) unsafe fn context_client(
+/// The client and bucket of a bucket context (the bucket borrowed from
+/// the caller's context).
+pub(crate) unsafe fn context_client<'a>(
     ctx: &ContextArgs,
-) -> Result<(Arc<dyn S3Client>, String), Failure> {
+) -> Result<(Arc<dyn S3Client>, &'a str), Failure> {
     // SAFETY: forwarded contract.
-    let (target, bucket) = unsafe { ctx.target() }?;
-    Ok((client_for(&target)?, bucket))
+    let (target, bucket) = unsafe { ctx.target_ref() }?;
+    Ok((client_for_ref(&target)?, bucket))
 }
 
 pub unsafe fn list_service<A: Abi>(
@@ -50,24 +51,29 @@ pub unsafe fn list_service<A: Abi>(
     // SAFETY: contract of this module.
     unsafe {
         let response = response_of(handler);
-        run(response, data, "/", || {
-            let buckets = service_client(&args)?.list_buckets()?;
-            send_properties(response, data, None, 0)?;
-            let Some(cb) = handler.as_ref().and_then(|h| h.list_service_callback) else {
-                return Ok(());
-            };
-            for b in buckets {
-                let name = cstring(&b.name);
-                callback_status::<A>(cb(
-                    c"".as_ptr(),
-                    c"".as_ptr(),
-                    name.as_ptr(),
-                    unix_seconds(b.created),
-                    data,
-                ))?;
-            }
-            Ok(())
-        })
+        run(
+            response,
+            data,
+            || "/".to_string(),
+            || {
+                let buckets = service_client(&args)?.list_buckets()?;
+                send_properties(response, data, None, 0)?;
+                let Some(cb) = handler.as_ref().and_then(|h| h.list_service_callback) else {
+                    return Ok(());
+                };
+                for b in buckets {
+                    let name = cstring(&b.name);
+                    callback_status::<A>(cb(
+                        c"".as_ptr(),
+                        c"".as_ptr(),
+                        name.as_ptr(),
+                        unix_seconds(b.created),
+                        data,
+                    ))?;
+                }
+                Ok(())
+            },
+        )
     }
 }
 
@@ -93,24 +99,29 @@ pub unsafe fn bucket<A: Abi>(
 ) {
     // SAFETY: contract of this module.
     unsafe {
-        run(handler, data, &lossy(bucket), || {
-            let client = service_client(&args)?;
-            let name = req_str(bucket, "bucketName")?;
-            match op {
-                BucketOp::Test {
-                    location_size,
-                    location_return,
-                } => {
-                    client.head_bucket(&name)?;
-                    if location_size > 0 && !location_return.is_null() {
-                        *location_return = 0;
+        run(
+            handler,
+            data,
+            || lossy(bucket),
+            || {
+                let client = service_client(&args)?;
+                let name = req_ref(bucket, "bucketName")?;
+                match op {
+                    BucketOp::Test {
+                        location_size,
+                        location_return,
+                    } => {
+                        client.head_bucket(name)?;
+                        if location_size > 0 && !location_return.is_null() {
+                            *location_return = 0;
+                        }
                     }
+                    BucketOp::Create => client.create_bucket(name)?,
+                    BucketOp::Delete => client.delete_bucket(name)?,
                 }
-                BucketOp::Create => client.create_bucket(&name)?,
-                BucketOp::Delete => client.delete_bucket(&name)?,
-            }
-            send_properties(handler, data, None, 0)
-        })
+                send_properties(handler, data, None, 0)
+            },
+        )
     }
 }
 
@@ -126,57 +137,62 @@ pub unsafe fn list_bucket<A: Abi>(
     // SAFETY: contract of this module.
     unsafe {
         let response = response_of(handler);
-        run(response, data, &ctx.resource(std::ptr::null()), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let req = ListRequest {
-                prefix: opt_str(prefix, "prefix")?.unwrap_or_default(),
-                delimiter: opt_str(delimiter, "delimiter")?.filter(|d| !d.is_empty()),
-                start_after: opt_str(marker, "marker")?.filter(|m| !m.is_empty()),
-                continuation_token: None,
-                max_keys: maxkeys.max(0) as usize,
-            };
-            let page = client.list_objects(&bucket, &req)?;
-            send_properties(response, data, None, 0)?;
-            let Some(cb) = handler.as_ref().and_then(|h| h.list_bucket_callback) else {
-                return Ok(());
-            };
-            let keys: Vec<_> = page
-                .objects
-                .iter()
-                .map(|o| (cstring(&o.key), cstring(&o.etag)))
-                .collect();
-            let contents: Vec<S3ListBucketContent> = page
-                .objects
-                .iter()
-                .zip(&keys)
-                .map(|(o, (k, e))| S3ListBucketContent {
-                    key: k.as_ptr(),
-                    last_modified: unix_seconds(o.last_modified),
-                    e_tag: e.as_ptr(),
-                    size: o.size,
-                    owner_id: std::ptr::null(),
-                    owner_display_name: std::ptr::null(),
-                })
-                .collect();
-            let prefixes: Vec<_> = page.common_prefixes.iter().map(|p| cstring(p)).collect();
-            let prefix_ptrs: Vec<*const c_char> = prefixes.iter().map(|p| p.as_ptr()).collect();
-            // The v1 marker to continue from: the last key or common prefix
-            // this page returned, whichever sorts later.
-            let next = page.is_truncated.then(|| {
-                let last_key = page.objects.last().map(|o| o.key.as_str());
-                let last_prefix = page.common_prefixes.last().map(|p| p.as_str());
-                cstring(last_key.max(last_prefix).unwrap_or_default())
-            });
-            callback_status::<A>(cb(
-                page.is_truncated as c_int,
-                next.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
-                contents.len() as c_int,
-                c_array(&contents),
-                prefix_ptrs.len() as c_int,
-                c_array(&prefix_ptrs),
-                data,
-            ))
-        })
+        run(
+            response,
+            data,
+            || ctx.resource(std::ptr::null()),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let req = ListRequest {
+                    prefix: opt_str(prefix, "prefix")?.unwrap_or_default(),
+                    delimiter: opt_str(delimiter, "delimiter")?.filter(|d| !d.is_empty()),
+                    start_after: opt_str(marker, "marker")?.filter(|m| !m.is_empty()),
+                    continuation_token: None,
+                    max_keys: maxkeys.max(0) as usize,
+                };
+                let page = client.list_objects(bucket, &req)?;
+                send_properties(response, data, None, 0)?;
+                let Some(cb) = handler.as_ref().and_then(|h| h.list_bucket_callback) else {
+                    return Ok(());
+                };
+                let keys: Vec<_> = page
+                    .objects
+                    .iter()
+                    .map(|o| (cstring(&o.key), cstring(&o.etag)))
+                    .collect();
+                let contents: Vec<S3ListBucketContent> = page
+                    .objects
+                    .iter()
+                    .zip(&keys)
+                    .map(|(o, (k, e))| S3ListBucketContent {
+                        key: k.as_ptr(),
+                        last_modified: unix_seconds(o.last_modified),
+                        e_tag: e.as_ptr(),
+                        size: o.size,
+                        owner_id: std::ptr::null(),
+                        owner_display_name: std::ptr::null(),
+                    })
+                    .collect();
+                let prefixes: Vec<_> = page.common_prefixes.iter().map(|p| cstring(p)).collect();
+                let prefix_ptrs: Vec<*const c_char> = prefixes.iter().map(|p| p.as_ptr()).collect();
+                // The v1 marker to continue from: the last key or common prefix
+                // this page returned, whichever sorts later.
+                let next = page.is_truncated.then(|| {
+                    let last_key = page.objects.last().map(|o| o.key.as_str());
+                    let last_prefix = page.common_prefixes.last().map(|p| p.as_str());
+                    cstring(last_key.max(last_prefix).unwrap_or_default())
+                });
+                callback_status::<A>(cb(
+                    page.is_truncated as c_int,
+                    next.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
+                    contents.len() as c_int,
+                    c_array(&contents),
+                    prefix_ptrs.len() as c_int,
+                    c_array(&prefix_ptrs),
+                    data,
+                ))
+            },
+        )
     }
 }
 
@@ -194,10 +210,11 @@ pub(crate) fn pull_reader(
     })
 }
 
-/// What a put or part upload knows of the object it wrote.
-pub(crate) fn written(key: String, size: u64, etag: String) -> ObjectInfo {
+/// What a put or part upload knows of the object it wrote, for the
+/// properties callback (which does not show the key).
+pub(crate) fn written(size: u64, etag: String) -> ObjectInfo {
     ObjectInfo {
-        key,
+        key: String::new(),
         size,
         last_modified: std::time::SystemTime::now(),
         etag,
@@ -217,26 +234,31 @@ pub unsafe fn put_object<A: Abi>(
     // SAFETY: contract of this module.
     unsafe {
         let response = response_of(handler);
-        run(response, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let key = req_str(key, "key")?;
-            let opts = put_options(put_properties)?.unwrap_or_default();
-            let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
-            if pull.is_none() && content_length > 0 {
-                return Err(Failure::BadArgument("putObjectDataCallback"));
-            }
-            let mut reader = pull_reader(pull, content_length, data);
-            let body = PutBody::Stream {
-                reader: &mut reader,
-                len: Some(content_length),
-            };
-            let put = client.put_object(&bucket, &key, body, &opts);
-            if reader.aborted {
-                return Err(Failure::Aborted);
-            }
-            let info = written(key, content_length, put?);
-            send_properties(response, data, Some(&info), 0)
-        })
+        run(
+            response,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let key = req_ref(key, "key")?;
+                let opts = put_options(put_properties)?.unwrap_or_default();
+                let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
+                if pull.is_none() && content_length > 0 {
+                    return Err(Failure::BadArgument("putObjectDataCallback"));
+                }
+                let mut reader = pull_reader(pull, content_length, data);
+                let body = PutBody::Stream {
+                    reader: &mut reader,
+                    len: Some(content_length),
+                };
+                let put = client.put_object(bucket, key, body, &opts);
+                if reader.aborted {
+                    return Err(Failure::Aborted);
+                }
+                let info = written(content_length, put?);
+                send_properties(response, data, Some(&info), 0)
+            },
+        )
     }
 }
 
@@ -252,26 +274,31 @@ pub unsafe fn get_object<A: Abi>(
     // SAFETY: contract of this module.
     unsafe {
         let response = response_of(handler);
-        run(response, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let key = req_str(key, "key")?;
-            // libs3: a byte count of 0 means "to the end".
-            let range = (start_byte > 0 || byte_count > 0).then(|| ByteRange::FromTo {
-                first: start_byte,
-                last: (byte_count > 0).then(|| start_byte.saturating_add(byte_count - 1)),
-            });
-            let mut obj = client.get_object(&bucket, &key, range)?;
-            check_conditions(get_conditions.as_ref(), &obj.info)?;
-            send_properties(response, data, Some(&obj.info), obj.length)?;
-            let push = handler.as_ref().and_then(|h| h.get_object_data_callback);
-            push_body(&mut obj.body, &key, |chunk| match push {
-                // SAFETY: `chunk` is readable for its length (at most CHUNK).
-                Some(cb) => {
-                    callback_status::<A>(cb(chunk.len() as c_int, chunk.as_ptr().cast(), data))
-                }
-                None => Ok(()),
-            })
-        })
+        run(
+            response,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let key = req_ref(key, "key")?;
+                // libs3: a byte count of 0 means "to the end".
+                let range = (start_byte > 0 || byte_count > 0).then(|| ByteRange::FromTo {
+                    first: start_byte,
+                    last: (byte_count > 0).then(|| start_byte.saturating_add(byte_count - 1)),
+                });
+                let mut obj = client.get_object(bucket, key, range)?;
+                check_conditions(get_conditions.as_ref(), &obj.info)?;
+                send_properties(response, data, Some(&obj.info), obj.length)?;
+                let push = handler.as_ref().and_then(|h| h.get_object_data_callback);
+                push_body(&mut obj.body, obj.length, key, |chunk| match push {
+                    // SAFETY: `chunk` is readable for its length (at most CHUNK).
+                    Some(cb) => {
+                        callback_status::<A>(cb(chunk.len() as c_int, chunk.as_ptr().cast(), data))
+                    }
+                    None => Ok(()),
+                })
+            },
+        )
     }
 }
 
@@ -316,11 +343,16 @@ pub unsafe fn head_object<A: Abi>(
 ) {
     // SAFETY: contract of this module.
     unsafe {
-        run(handler, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let info = client.head_object(&bucket, &req_str(key, "key")?)?;
-            send_properties(handler, data, Some(&info), info.size)
-        })
+        run(
+            handler,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let info = client.head_object(bucket, req_ref(key, "key")?)?;
+                send_properties(handler, data, Some(&info), info.size)
+            },
+        )
     }
 }
 
@@ -332,11 +364,16 @@ pub unsafe fn delete_object<A: Abi>(
 ) {
     // SAFETY: contract of this module.
     unsafe {
-        run(handler, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            client.delete_object(&bucket, &req_str(key, "key")?)?;
-            send_properties(handler, data, None, 0)
-        })
+        run(
+            handler,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                client.delete_object(bucket, req_ref(key, "key")?)?;
+                send_properties(handler, data, None, 0)
+            },
+        )
     }
 }
 
@@ -361,19 +398,24 @@ pub unsafe fn copy_object<A: Abi>(
 ) {
     // SAFETY: contract of this module.
     unsafe {
-        run(handler, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let key = req_str(key, "key")?;
-            let (dst_bucket, dst_key) =
-                destination(&bucket, &key, destination_bucket, destination_key)?;
-            let opts = put_options(put_properties)?;
-            let info = client.copy_object(&bucket, &key, &dst_bucket, &dst_key, opts.as_ref())?;
-            if !out.last_modified.is_null() {
-                *out.last_modified = unix_seconds(info.last_modified);
-            }
-            copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
-            send_properties(handler, data, Some(&info), 0)
-        })
+        run(
+            handler,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let key = req_ref(key, "key")?;
+                let (dst_bucket, dst_key) =
+                    destination(bucket, key, destination_bucket, destination_key)?;
+                let opts = put_options(put_properties)?;
+                let info = client.copy_object(bucket, key, &dst_bucket, &dst_key, opts.as_ref())?;
+                if !out.last_modified.is_null() {
+                    *out.last_modified = unix_seconds(info.last_modified);
+                }
+                copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
+                send_properties(handler, data, Some(&info), 0)
+            },
+        )
     }
 }
 
@@ -418,5 +460,9 @@ pub unsafe fn not_supported<A: Abi>(
     call: &'static str,
 ) {
     // SAFETY: contract of this module.
-    unsafe { run(handler, data, "", || Err(Failure::NotSupported(call))) }
+    unsafe {
+        run(handler, data, String::new, || {
+            Err(Failure::NotSupported(call))
+        })
+    }
 }

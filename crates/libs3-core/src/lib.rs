@@ -22,7 +22,9 @@ mod transport;
 pub use body::{push_body, PullReader};
 pub use failure::{BucketNameProblem, Failure};
 pub use presign::{presigned_url_v2, presigned_url_v4};
-pub use transport::{client_for, forget_clients, set_default_host, Target, HOST_ENV};
+pub use transport::{
+    client_for, client_for_ref, forget_clients, set_default_host, Target, TargetRef, HOST_ENV,
+};
 
 /// Runs `f`, turning a panic into a failure so it never unwinds into C.
 pub fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {

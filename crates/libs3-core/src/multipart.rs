@@ -8,7 +8,7 @@
 use crate::cabi::{has_response, *};
 use crate::calls::{c_array, context_client, destination, pull_reader, written};
 use crate::request::{
-    callback_status, cstring, opt_str, put_options, req_str, run, send_properties, unix_seconds,
+    callback_status, cstring, opt_str, put_options, req_ref, run, send_properties, unix_seconds,
     ContextArgs,
 };
 use crate::Failure;
@@ -116,17 +116,22 @@ pub unsafe fn initiate<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(response, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let key = req_str(key, "key")?;
-            let opts = put_options(put_properties)?.unwrap_or_default();
-            let id = client.create_multipart_upload(&bucket, &key, &opts)?;
-            send_properties(response, data, None, 0)?;
-            match handler.as_ref().and_then(|h| h.response_xml_callback) {
-                Some(cb) => callback_status::<A>(cb(cstring(&id).as_ptr(), data)),
-                None => Ok(()),
-            }
-        })
+        run(
+            response,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let key = req_ref(key, "key")?;
+                let opts = put_options(put_properties)?.unwrap_or_default();
+                let id = client.create_multipart_upload(bucket, key, &opts)?;
+                send_properties(response, data, None, 0)?;
+                match handler.as_ref().and_then(|h| h.response_xml_callback) {
+                    Some(cb) => callback_status::<A>(cb(cstring(&id).as_ptr(), data)),
+                    None => Ok(()),
+                }
+            },
+        )
     }
 }
 
@@ -142,26 +147,31 @@ pub unsafe fn upload_part<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(response, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let key = req_str(key, "key")?;
-            let upload_id = req_str(upload_id, "upload_id")?;
-            let part = u32::try_from(part_number).map_err(|_| Failure::BadArgument("seq"))?;
-            let len =
-                u64::try_from(content_length).map_err(|_| Failure::BadArgument("contentLength"))?;
-            let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
-            let mut reader = pull_reader(pull, len, data);
-            let body = PutBody::Stream {
-                reader: &mut reader,
-                len: Some(len),
-            };
-            let put = client.upload_part(&bucket, &key, &upload_id, part, body);
-            if reader.aborted {
-                return Err(Failure::Aborted);
-            }
-            let info = written(key, len, put?);
-            send_properties(response, data, Some(&info), 0)
-        })
+        run(
+            response,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let key = req_ref(key, "key")?;
+                let upload_id = req_ref(upload_id, "upload_id")?;
+                let part = u32::try_from(part_number).map_err(|_| Failure::BadArgument("seq"))?;
+                let len = u64::try_from(content_length)
+                    .map_err(|_| Failure::BadArgument("contentLength"))?;
+                let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
+                let mut reader = pull_reader(pull, len, data);
+                let body = PutBody::Stream {
+                    reader: &mut reader,
+                    len: Some(len),
+                };
+                let put = client.upload_part(bucket, key, upload_id, part, body);
+                if reader.aborted {
+                    return Err(Failure::Aborted);
+                }
+                let info = written(len, put?);
+                send_properties(response, data, Some(&info), 0)
+            },
+        )
     }
 }
 
@@ -176,32 +186,37 @@ pub unsafe fn complete<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(response, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let key = req_str(key, "key")?;
-            let upload_id = req_str(upload_id, "upload_id")?;
-            let len =
-                u64::try_from(content_length).map_err(|_| Failure::BadArgument("contentLength"))?;
-            let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
-            let mut reader = pull_reader(pull, len, data);
-            let mut doc = String::new();
-            let read = reader.read_to_string(&mut doc);
-            if reader.aborted {
-                return Err(Failure::Aborted);
-            }
-            read.map_err(|e| malformed(&format!("the completion document: {e}")))?;
-            let parts = parse_completion(&doc)?;
-            let info = client.complete_multipart_upload(&bucket, &key, &upload_id, &parts)?;
-            send_properties(response, data, Some(&info), 0)?;
-            match handler.as_ref().and_then(|h| h.response_xml_callback) {
-                Some(cb) => {
-                    let location = cstring(&format!("/{bucket}/{key}"));
-                    let etag = cstring(&info.etag);
-                    callback_status::<A>(cb(location.as_ptr(), etag.as_ptr(), data))
+        run(
+            response,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let key = req_ref(key, "key")?;
+                let upload_id = req_ref(upload_id, "upload_id")?;
+                let len = u64::try_from(content_length)
+                    .map_err(|_| Failure::BadArgument("contentLength"))?;
+                let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
+                let mut reader = pull_reader(pull, len, data);
+                let mut doc = String::new();
+                let read = reader.read_to_string(&mut doc);
+                if reader.aborted {
+                    return Err(Failure::Aborted);
                 }
-                None => Ok(()),
-            }
-        })
+                read.map_err(|e| malformed(&format!("the completion document: {e}")))?;
+                let parts = parse_completion(&doc)?;
+                let info = client.complete_multipart_upload(bucket, key, upload_id, &parts)?;
+                send_properties(response, data, Some(&info), 0)?;
+                match handler.as_ref().and_then(|h| h.response_xml_callback) {
+                    Some(cb) => {
+                        let location = cstring(&format!("/{bucket}/{key}"));
+                        let etag = cstring(&info.etag);
+                        callback_status::<A>(cb(location.as_ptr(), etag.as_ptr(), data))
+                    }
+                    None => Ok(()),
+                }
+            },
+        )
     }
 }
 
@@ -268,12 +283,17 @@ pub unsafe fn abort<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(response, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let key = req_str(key, "key")?;
-            client.abort_multipart_upload(&bucket, &key, &req_str(upload_id, "uploadId")?)?;
-            send_properties(response, data, None, 0)
-        })
+        run(
+            response,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let key = req_ref(key, "key")?;
+                client.abort_multipart_upload(bucket, key, req_ref(upload_id, "uploadId")?)?;
+                send_properties(response, data, None, 0)
+            },
+        )
     }
 }
 
@@ -289,49 +309,54 @@ pub unsafe fn list_parts<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(response, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let key = req_str(key, "key")?;
-            let marker = match opt_str(part_number_marker, "partnumbermarker")?.as_deref() {
-                None | Some("") => 0,
-                Some(m) => m
-                    .parse::<u32>()
-                    .map_err(|_| Failure::BadArgument("partnumbermarker (a number)"))?,
-            };
-            let all = client.list_parts(&bucket, &key, &req_str(upload_id, "uploadid")?)?;
-            let after: Vec<_> = all.iter().filter(|p| p.part_number > marker).collect();
-            let (page, truncated) = limit(&after, max_parts);
-            send_properties(response, data, None, 0)?;
-            let Some(cb) = handler.as_ref().and_then(|h| h.response_xml_callback) else {
-                return Ok(());
-            };
-            let etags: Vec<_> = page.iter().map(|p| cstring(&p.etag)).collect();
-            let parts: Vec<S3ListPart> = page
-                .iter()
-                .zip(&etags)
-                .map(|(p, e)| S3ListPart {
-                    e_tag: e.as_ptr(),
-                    last_modified: unix_seconds(p.last_modified),
-                    part_number: p.part_number as u64,
-                    size: p.size,
-                })
-                .collect();
-            let last = page.last().map_or(0, |p| p.part_number);
-            let next = truncated.then(|| cstring(&last.to_string()));
-            callback_status::<A>(cb(
-                truncated as c_int,
-                next.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
-                std::ptr::null(),
-                std::ptr::null(),
-                std::ptr::null(),
-                std::ptr::null(),
-                c"STANDARD".as_ptr(),
-                parts.len() as c_int,
-                last as c_int,
-                c_array(&parts),
-                data,
-            ))
-        })
+        run(
+            response,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let key = req_ref(key, "key")?;
+                let marker = match opt_str(part_number_marker, "partnumbermarker")?.as_deref() {
+                    None | Some("") => 0,
+                    Some(m) => m
+                        .parse::<u32>()
+                        .map_err(|_| Failure::BadArgument("partnumbermarker (a number)"))?,
+                };
+                let all = client.list_parts(bucket, key, req_ref(upload_id, "uploadid")?)?;
+                let after: Vec<_> = all.iter().filter(|p| p.part_number > marker).collect();
+                let (page, truncated) = limit(&after, max_parts);
+                send_properties(response, data, None, 0)?;
+                let Some(cb) = handler.as_ref().and_then(|h| h.response_xml_callback) else {
+                    return Ok(());
+                };
+                let etags: Vec<_> = page.iter().map(|p| cstring(&p.etag)).collect();
+                let parts: Vec<S3ListPart> = page
+                    .iter()
+                    .zip(&etags)
+                    .map(|(p, e)| S3ListPart {
+                        e_tag: e.as_ptr(),
+                        last_modified: unix_seconds(p.last_modified),
+                        part_number: p.part_number as u64,
+                        size: p.size,
+                    })
+                    .collect();
+                let last = page.last().map_or(0, |p| p.part_number);
+                let next = truncated.then(|| cstring(&last.to_string()));
+                callback_status::<A>(cb(
+                    truncated as c_int,
+                    next.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    c"STANDARD".as_ptr(),
+                    parts.len() as c_int,
+                    last as c_int,
+                    c_array(&parts),
+                    data,
+                ))
+            },
+        )
     }
 }
 
@@ -362,74 +387,79 @@ pub unsafe fn list_uploads<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(response, data, &ctx.resource(std::ptr::null()), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let prefix = opt_str(q.prefix, "prefix")?.unwrap_or_default();
-            let key_marker = opt_str(q.key_marker, "keymarker")?.unwrap_or_default();
-            let id_marker = opt_str(q.upload_id_marker, "uploadidmarker")?.unwrap_or_default();
-            let delimiter = opt_str(q.delimiter, "delimiter")?.filter(|d| !d.is_empty());
-            let mut all = client.list_multipart_uploads(&bucket, &prefix)?;
-            all.sort_by(|a, b| (&a.key, &a.upload_id).cmp(&(&b.key, &b.upload_id)));
-            // S3: past the key marker, or at it and past the upload marker.
-            let after = |u: &&s3hpc_client::UploadInfo| {
-                key_marker.is_empty()
-                    || u.key > key_marker
-                    || (u.key == key_marker && !id_marker.is_empty() && u.upload_id > id_marker)
-            };
-            let mut uploads = Vec::new();
-            let mut prefixes: Vec<String> = Vec::new();
-            for u in all.iter().filter(after) {
-                let rolled = delimiter.as_deref().and_then(|d| {
-                    let rest = &u.key[prefix.len().min(u.key.len())..];
-                    rest.find(d)
-                        .map(|i| u.key[..prefix.len() + i + d.len()].to_string())
-                });
-                match rolled {
-                    Some(p) if prefixes.last() == Some(&p) => {}
-                    Some(p) => prefixes.push(p),
-                    None => uploads.push(u),
+        run(
+            response,
+            data,
+            || ctx.resource(std::ptr::null()),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let prefix = opt_str(q.prefix, "prefix")?.unwrap_or_default();
+                let key_marker = opt_str(q.key_marker, "keymarker")?.unwrap_or_default();
+                let id_marker = opt_str(q.upload_id_marker, "uploadidmarker")?.unwrap_or_default();
+                let delimiter = opt_str(q.delimiter, "delimiter")?.filter(|d| !d.is_empty());
+                let mut all = client.list_multipart_uploads(bucket, &prefix)?;
+                all.sort_by(|a, b| (&a.key, &a.upload_id).cmp(&(&b.key, &b.upload_id)));
+                // S3: past the key marker, or at it and past the upload marker.
+                let after = |u: &&s3hpc_client::UploadInfo| {
+                    key_marker.is_empty()
+                        || u.key > key_marker
+                        || (u.key == key_marker && !id_marker.is_empty() && u.upload_id > id_marker)
+                };
+                let mut uploads = Vec::new();
+                let mut prefixes: Vec<String> = Vec::new();
+                for u in all.iter().filter(after) {
+                    let rolled = delimiter.as_deref().and_then(|d| {
+                        let rest = &u.key[prefix.len().min(u.key.len())..];
+                        rest.find(d)
+                            .map(|i| u.key[..prefix.len() + i + d.len()].to_string())
+                    });
+                    match rolled {
+                        Some(p) if prefixes.last() == Some(&p) => {}
+                        Some(p) => prefixes.push(p),
+                        None => uploads.push(u),
+                    }
                 }
-            }
-            let (page, truncated) = limit(&uploads, q.max_uploads);
-            send_properties(response, data, None, 0)?;
-            let Some(cb) = handler.as_ref().and_then(|h| h.response_xml_callback) else {
-                return Ok(());
-            };
-            let strings: Vec<_> = page
-                .iter()
-                .map(|u| (cstring(&u.key), cstring(&u.upload_id)))
-                .collect();
-            let entries: Vec<S3ListMultipartUpload> = page
-                .iter()
-                .zip(&strings)
-                .map(|(u, (k, id))| S3ListMultipartUpload {
-                    key: k.as_ptr(),
-                    upload_id: id.as_ptr(),
-                    initiator_id: std::ptr::null(),
-                    initiator_display_name: std::ptr::null(),
-                    owner_id: std::ptr::null(),
-                    owner_display_name: std::ptr::null(),
-                    storage_class: c"STANDARD".as_ptr(),
-                    initiated: unix_seconds(u.initiated),
-                })
-                .collect();
-            let cps: Vec<_> = prefixes.iter().map(|p| cstring(p)).collect();
-            let cp_ptrs: Vec<*const c_char> = cps.iter().map(|p| p.as_ptr()).collect();
-            let (next_key, next_id) = match (truncated, strings.last()) {
-                (true, Some((k, id))) => (k.as_ptr(), id.as_ptr()),
-                _ => (std::ptr::null(), std::ptr::null()),
-            };
-            callback_status::<A>(cb(
-                truncated as c_int,
-                next_key,
-                next_id,
-                entries.len() as c_int,
-                c_array(&entries),
-                cp_ptrs.len() as c_int,
-                c_array(&cp_ptrs),
-                data,
-            ))
-        })
+                let (page, truncated) = limit(&uploads, q.max_uploads);
+                send_properties(response, data, None, 0)?;
+                let Some(cb) = handler.as_ref().and_then(|h| h.response_xml_callback) else {
+                    return Ok(());
+                };
+                let strings: Vec<_> = page
+                    .iter()
+                    .map(|u| (cstring(&u.key), cstring(&u.upload_id)))
+                    .collect();
+                let entries: Vec<S3ListMultipartUpload> = page
+                    .iter()
+                    .zip(&strings)
+                    .map(|(u, (k, id))| S3ListMultipartUpload {
+                        key: k.as_ptr(),
+                        upload_id: id.as_ptr(),
+                        initiator_id: std::ptr::null(),
+                        initiator_display_name: std::ptr::null(),
+                        owner_id: std::ptr::null(),
+                        owner_display_name: std::ptr::null(),
+                        storage_class: c"STANDARD".as_ptr(),
+                        initiated: unix_seconds(u.initiated),
+                    })
+                    .collect();
+                let cps: Vec<_> = prefixes.iter().map(|p| cstring(p)).collect();
+                let cp_ptrs: Vec<*const c_char> = cps.iter().map(|p| p.as_ptr()).collect();
+                let (next_key, next_id) = match (truncated, strings.last()) {
+                    (true, Some((k, id))) => (k.as_ptr(), id.as_ptr()),
+                    _ => (std::ptr::null(), std::ptr::null()),
+                };
+                callback_status::<A>(cb(
+                    truncated as c_int,
+                    next_key,
+                    next_id,
+                    entries.len() as c_int,
+                    c_array(&entries),
+                    cp_ptrs.len() as c_int,
+                    c_array(&cp_ptrs),
+                    data,
+                ))
+            },
+        )
     }
 }
 
@@ -456,34 +486,39 @@ pub unsafe fn copy_range<A: Abi>(
 ) {
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
-        run(handler, data, &ctx.resource(key), || {
-            let (client, bucket) = context_client(&ctx)?;
-            let key = req_str(key, "key")?;
-            let (dst_bucket, dst_key) =
-                destination(&bucket, &key, destination_bucket, destination_key)?;
-            let number =
-                u32::try_from(part.part_number).map_err(|_| Failure::BadArgument("partNo"))?;
-            let upload_id = req_str(part.upload_id, "uploadId")?;
-            if part.count == 0 {
-                return Err(Failure::BadArgument("count (at least one byte)"));
-            }
-            let range = s3hpc_client::ByteRange::FromTo {
-                first: part.start,
-                last: Some(part.start.saturating_add(part.count - 1)),
-            };
-            let mut src = client.get_object(&bucket, &key, Some(range))?;
-            let body = PutBody::Stream {
-                reader: &mut src.body,
-                len: Some(src.length),
-            };
-            let etag = client.upload_part(&dst_bucket, &dst_key, &upload_id, number, body)?;
-            let info = written(dst_key, src.length, etag);
-            if !out.last_modified.is_null() {
-                *out.last_modified = unix_seconds(info.last_modified);
-            }
-            crate::calls::copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
-            send_properties(handler, data, Some(&info), 0)
-        })
+        run(
+            handler,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                let key = req_ref(key, "key")?;
+                let (dst_bucket, dst_key) =
+                    destination(bucket, key, destination_bucket, destination_key)?;
+                let number =
+                    u32::try_from(part.part_number).map_err(|_| Failure::BadArgument("partNo"))?;
+                let upload_id = req_ref(part.upload_id, "uploadId")?;
+                if part.count == 0 {
+                    return Err(Failure::BadArgument("count (at least one byte)"));
+                }
+                let range = s3hpc_client::ByteRange::FromTo {
+                    first: part.start,
+                    last: Some(part.start.saturating_add(part.count - 1)),
+                };
+                let mut src = client.get_object(bucket, key, Some(range))?;
+                let body = PutBody::Stream {
+                    reader: &mut src.body,
+                    len: Some(src.length),
+                };
+                let etag = client.upload_part(&dst_bucket, &dst_key, upload_id, number, body)?;
+                let info = written(src.length, etag);
+                if !out.last_modified.is_null() {
+                    *out.last_modified = unix_seconds(info.last_modified);
+                }
+                crate::calls::copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
+                send_properties(handler, data, Some(&info), 0)
+            },
+        )
     }
 }
 

@@ -2,24 +2,43 @@
 //! every request makes (properties, then complete), for either ABI.
 
 use crate::cabi::*;
-use crate::{guarded, Failure, Target};
+use crate::{guarded, Failure, Target, TargetRef};
 use s3hpc_client::{ObjectInfo, PutOptions};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::time::UNIX_EPOCH;
+
+/// A C string argument, borrowed: `None` for NULL, an error if not UTF-8.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that outlives `'a`.
+pub unsafe fn opt_ref<'a>(
+    p: *const c_char,
+    what: &'static str,
+) -> Result<Option<&'a str>, Failure> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller guarantees a NUL-terminated string.
+    let s = unsafe { CStr::from_ptr(p) };
+    s.to_str().map(Some).map_err(|_| Failure::BadArgument(what))
+}
 
 /// A C string argument: `None` for NULL, an error if not UTF-8.
 ///
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 pub unsafe fn opt_str(p: *const c_char, what: &'static str) -> Result<Option<String>, Failure> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: the caller guarantees a NUL-terminated string.
-    let s = unsafe { CStr::from_ptr(p) };
-    s.to_str()
-        .map(|s| Some(s.to_string()))
-        .map_err(|_| Failure::BadArgument(what))
+    // SAFETY: forwarded contract.
+    Ok(unsafe { opt_ref(p, what) }?.map(str::to_string))
+}
+
+/// A C string argument that must be present, borrowed.
+///
+/// # Safety
+/// As [`opt_ref`].
+pub unsafe fn req_ref<'a>(p: *const c_char, what: &'static str) -> Result<&'a str, Failure> {
+    // SAFETY: forwarded contract.
+    unsafe { opt_ref(p, what) }?.ok_or(Failure::BadArgument(what))
 }
 
 /// A C string argument that must be present.
@@ -67,23 +86,32 @@ impl TargetArgs {
         }
     }
 
+    /// The target these arguments name, borrowing the caller's strings.
+    ///
+    /// # Safety
+    /// Each pointer is NULL or a NUL-terminated string that outlives `'a`.
+    pub unsafe fn target_ref<'a>(&self) -> Result<TargetRef<'a>, Failure> {
+        // SAFETY: forwarded contract.
+        unsafe {
+            Ok(TargetRef {
+                host: opt_ref(self.host_name, "hostName")?,
+                https: self.protocol == S3_PROTOCOL_HTTPS,
+                access_key: opt_ref(self.access_key_id, "accessKeyId")?.unwrap_or_default(),
+                secret_key: opt_ref(self.secret_access_key, "secretAccessKey")?.unwrap_or_default(),
+                security_token: opt_ref(self.security_token, "securityToken")?
+                    .filter(|t| !t.is_empty()),
+                region: opt_ref(self.auth_region, "authRegion")?.filter(|r| !r.is_empty()),
+            })
+        }
+    }
+
     /// The target these arguments name.
     ///
     /// # Safety
     /// Each pointer is NULL or a NUL-terminated string.
     pub unsafe fn target(&self) -> Result<Target, Failure> {
         // SAFETY: forwarded contract.
-        unsafe {
-            Ok(Target {
-                host: opt_str(self.host_name, "hostName")?,
-                https: self.protocol == S3_PROTOCOL_HTTPS,
-                access_key: opt_str(self.access_key_id, "accessKeyId")?.unwrap_or_default(),
-                secret_key: opt_str(self.secret_access_key, "secretAccessKey")?.unwrap_or_default(),
-                security_token: opt_str(self.security_token, "securityToken")?
-                    .filter(|t| !t.is_empty()),
-                region: opt_str(self.auth_region, "authRegion")?.filter(|r| !r.is_empty()),
-            })
-        }
+        Ok(unsafe { self.target_ref() }?.to_owned())
     }
 }
 
@@ -105,12 +133,12 @@ impl ContextArgs {
         }
     }
 
-    /// The target and bucket of the context.
+    /// The target and bucket of the context, borrowing its strings.
     ///
     /// # Safety
     /// `base` is NULL or points to a valid context; the strings are NULL
-    /// or NUL-terminated.
-    pub unsafe fn target(&self) -> Result<(Target, String), Failure> {
+    /// or NUL-terminated; all outlive `'a`.
+    pub unsafe fn target_ref<'a>(&self) -> Result<(TargetRef<'a>, &'a str), Failure> {
         // SAFETY: the caller guarantees `base` is NULL or valid.
         let ctx = unsafe { self.base.as_ref() }.ok_or(Failure::BadArgument("bucketContext"))?;
         let args = TargetArgs {
@@ -122,7 +150,23 @@ impl ContextArgs {
             auth_region: self.auth_region,
         };
         // SAFETY: the context's strings are NULL or NUL-terminated.
-        unsafe { Ok((args.target()?, req_str(ctx.bucket_name, "bucketName")?)) }
+        unsafe {
+            let bucket = opt_ref(ctx.bucket_name, "bucketName")?;
+            Ok((
+                args.target_ref()?,
+                bucket.ok_or(Failure::BadArgument("bucketName"))?,
+            ))
+        }
+    }
+
+    /// The target and bucket of the context.
+    ///
+    /// # Safety
+    /// As [`ContextArgs::target_ref`].
+    pub unsafe fn target(&self) -> Result<(Target, String), Failure> {
+        // SAFETY: forwarded contract.
+        let (t, b) = unsafe { self.target_ref() }?;
+        Ok((t.to_owned(), b.to_string()))
     }
 
     /// Whether the context asks for virtual-host style URLs.
@@ -272,7 +316,7 @@ pub fn callback_status<A: Abi>(status: A::Status) -> Result<(), Failure> {
 pub unsafe fn run<A: Abi>(
     handler: *const ResponseHandler<A>,
     data: *mut c_void,
-    resource: &str,
+    resource: impl FnOnce() -> String,
     request: impl FnOnce() -> Result<(), Failure>,
 ) {
     let outcome = guarded(request);
@@ -285,7 +329,7 @@ pub unsafe fn run<A: Abi>(
         Ok(()) => unsafe { cb(A::OK, std::ptr::null(), data) },
         Err(f) => {
             let message = cstring(&f.message());
-            let resource = cstring(resource);
+            let resource = cstring(&resource());
             let details = S3ErrorDetails {
                 message: message.as_ptr(),
                 resource: resource.as_ptr(),

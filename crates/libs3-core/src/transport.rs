@@ -6,7 +6,9 @@ use super::Failure;
 use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
 use s3hpc_rpc::RemoteClient;
 use s3hpc_store::{Store, StoreConfig};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Overrides every host a program passes, for programs whose host option
@@ -38,14 +40,82 @@ pub struct Target {
     pub region: Option<String>,
 }
 
+/// A target as the caller's strings, borrowed: what a request compares to
+/// find its client without allocating.
+#[derive(Debug, Clone, Copy)]
+pub struct TargetRef<'a> {
+    pub host: Option<&'a str>,
+    pub https: bool,
+    pub access_key: &'a str,
+    pub secret_key: &'a str,
+    pub security_token: Option<&'a str>,
+    pub region: Option<&'a str>,
+}
+
+impl TargetRef<'_> {
+    pub fn to_owned(&self) -> Target {
+        Target {
+            host: self.host.map(str::to_string),
+            https: self.https,
+            access_key: self.access_key.to_string(),
+            secret_key: self.secret_key.to_string(),
+            security_token: self.security_token.map(str::to_string),
+            region: self.region.map(str::to_string),
+        }
+    }
+
+    fn is(&self, t: &Target) -> bool {
+        self.host == t.host.as_deref()
+            && self.https == t.https
+            && self.access_key == t.access_key
+            && self.secret_key == t.secret_key
+            && self.security_token == t.security_token.as_deref()
+            && self.region == t.region.as_deref()
+    }
+}
+
+/// Bumped whenever what a cached client stands for may change (a new
+/// default host, `S3_deinitialize`): per-thread caches then miss.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// A target, the generation it was opened in, and its client.
+type Cached = (Target, u64, Arc<dyn S3Client>);
+
+thread_local! {
+    /// The last target this thread used: a program calls with the same
+    /// host and keys over and over.
+    static LAST: RefCell<Option<Cached>> = const { RefCell::new(None) };
+}
+
 /// Sets (or with `None` clears) the default host, as `S3_initialize` does.
 pub fn set_default_host(host: Option<String>) {
     *DEFAULT_HOST.lock().unwrap_or_else(|e| e.into_inner()) = host;
+    GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Drops every cached client (`S3_deinitialize`).
 pub fn forget_clients() {
     *CLIENTS.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    GENERATION.fetch_add(1, Ordering::Relaxed);
+    let _ = LAST.try_with(|l| l.borrow_mut().take());
+}
+
+/// The client for `target`: this thread's last one when the target is the
+/// same (no lock, no allocation), else [`client_for`]. The host override
+/// (`S3HPC_LIBS3_HOST`) is read when a target is first seen.
+pub fn client_for_ref(target: &TargetRef) -> Result<Arc<dyn S3Client>, Failure> {
+    let generation = GENERATION.load(Ordering::Relaxed);
+    let hit = LAST.with_borrow(|l| match l {
+        Some((t, g, c)) if *g == generation && target.is(t) => Some(c.clone()),
+        _ => None,
+    });
+    if let Some(c) = hit {
+        return Ok(c);
+    }
+    let owned = target.to_owned();
+    let client = client_for(&owned)?;
+    LAST.with_borrow_mut(|l| *l = Some((owned, generation, client.clone())));
+    Ok(client)
 }
 
 impl Target {

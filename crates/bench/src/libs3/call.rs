@@ -17,6 +17,14 @@ pub enum Source<'a> {
     Reader(&'a mut dyn Read),
 }
 
+/// Where a get's data callback writes.
+pub enum Sink<'a> {
+    /// Collected in memory.
+    Vec(Vec<u8>),
+    /// Straight into the caller's buffer; more than fits stops the request.
+    Slice { buf: &'a mut [u8], filled: usize },
+}
+
 /// The properties of a response, as Rust values.
 #[derive(Default)]
 pub struct Properties {
@@ -37,7 +45,9 @@ pub struct Call<'a> {
     /// Set when the put source failed (its error is the request's).
     pub source_error: Option<std::io::Error>,
     /// GET data lands here.
-    pub sink: Vec<u8>,
+    pub sink: Sink<'a>,
+    /// The object had more bytes than the sink's buffer holds.
+    pub overflow: bool,
     /// Listings: keys (key, size, mtime, ETag), common prefixes, buckets,
     /// parts, uploads, and the continuation the last page gave.
     pub objects: Vec<(String, u64, i64, String)>,
@@ -53,13 +63,18 @@ pub struct Call<'a> {
 
 impl<'a> Call<'a> {
     pub fn new(source: Source<'a>) -> Self {
+        Self::with_sink(source, Sink::Vec(Vec::new()))
+    }
+
+    pub fn with_sink(source: Source<'a>, sink: Sink<'a>) -> Self {
         Call {
             status: None,
             message: String::new(),
             props: None,
             source,
             source_error: None,
-            sink: Vec::new(),
+            sink,
+            overflow: false,
             objects: Vec::new(),
             prefixes: Vec::new(),
             names: Vec::new(),
@@ -132,7 +147,9 @@ unsafe extern "C" fn on_properties(p: *const S3ResponseProperties, data: *mut c_
         last_modified: time(p.last_modified),
         metadata,
     });
-    c.sink.reserve(p.content_length.min(1 << 30) as usize);
+    if let Sink::Vec(v) = &mut c.sink {
+        v.reserve(p.content_length.min(1 << 30) as usize);
+    }
     S3Status::OK
 }
 
@@ -174,10 +191,22 @@ unsafe extern "C" fn on_put(size: c_int, buf: *mut c_char, data: *mut c_void) ->
 
 unsafe extern "C" fn on_get(size: c_int, buf: *const c_char, data: *mut c_void) -> S3Status {
     // SAFETY: our callback data; `buf` readable for `size` bytes.
-    unsafe {
-        call(data)
-            .sink
-            .extend_from_slice(std::slice::from_raw_parts(buf.cast(), size.max(0) as usize));
+    let (c, chunk) = unsafe {
+        (
+            call(data),
+            std::slice::from_raw_parts(buf.cast::<u8>(), size.max(0) as usize),
+        )
+    };
+    match &mut c.sink {
+        Sink::Vec(v) => v.extend_from_slice(chunk),
+        Sink::Slice { buf, filled } => {
+            let Some(dst) = buf.get_mut(*filled..*filled + chunk.len()) else {
+                c.overflow = true;
+                return S3Status::AbortedByCallback;
+            };
+            dst.copy_from_slice(chunk);
+            *filled += chunk.len();
+        }
     }
     S3Status::OK
 }

@@ -100,7 +100,7 @@ impl Libs3Client {
                 ),
             }
         }
-        self.finish(&mut call, &format!("{op} bucket {bucket}"), false)
+        self.finish(&mut call, || format!("{op} bucket {bucket}"), false)
     }
 
     /// One page of a listing.
@@ -126,8 +126,32 @@ impl Libs3Client {
                 call.data(),
             )
         };
-        self.finish(&mut call, &format!("list {bucket}"), false)?;
+        self.finish(&mut call, || format!("list {bucket}"), false)?;
         Ok(call)
+    }
+}
+
+impl Libs3Client {
+    /// One GET of `count` bytes from `start` (0: to the end) into `call`'s
+    /// sink.
+    fn get(&self, bucket: &str, key: &str, start: u64, count: u64, call: &mut Call) -> Result<()> {
+        let (b, k) = (arg(bucket)?, arg(key)?);
+        let ctx = self.context(&b);
+        // SAFETY: valid context, strings and handler; `call` outlives it.
+        unsafe {
+            (self.api().S3_get_object)(
+                &ctx,
+                k.as_ptr(),
+                std::ptr::null(),
+                start,
+                count,
+                std::ptr::null_mut(),
+                NO_TIMEOUT,
+                &GET_HANDLER,
+                call.data(),
+            )
+        };
+        self.finish(call, || format!("get {bucket}/{key}"), true)
     }
 }
 
@@ -165,7 +189,7 @@ impl S3Client for Libs3Client {
                 call.data(),
             )
         };
-        self.finish(&mut call, "list buckets", false)?;
+        self.finish(&mut call, || "list buckets".into(), false)?;
         Ok(call
             .names
             .into_iter()
@@ -183,7 +207,6 @@ impl S3Client for Libs3Client {
         body: PutBody<'_>,
         opts: &PutOptions,
     ) -> Result<String> {
-        let what = format!("put {bucket}/{key}");
         let mut buffered = Vec::new();
         let (source, len) = source(body, &mut buffered, key)?;
         let (b, k) = (arg(bucket)?, arg(key)?);
@@ -205,7 +228,7 @@ impl S3Client for Libs3Client {
                 call.data(),
             )
         };
-        self.finish(&mut call, &what, true)?;
+        self.finish(&mut call, || format!("put {bucket}/{key}"), true)?;
         Ok(quoted(call.props.map(|p| p.e_tag).unwrap_or_default()))
     }
 
@@ -228,36 +251,45 @@ impl S3Client for Libs3Client {
                 ))
             }
         };
-        let (b, k) = (arg(bucket)?, arg(key)?);
-        let ctx = self.context(&b);
         let mut call = Call::new(Source::None);
-        // SAFETY: valid context, strings and handler; `call` outlives it.
-        unsafe {
-            (self.api().S3_get_object)(
-                &ctx,
-                k.as_ptr(),
-                std::ptr::null(),
-                start,
-                count,
-                std::ptr::null_mut(),
-                NO_TIMEOUT,
-                &GET_HANDLER,
-                call.data(),
-            )
+        self.get(bucket, key, start, count, &mut call)?;
+        let Sink::Vec(data) = std::mem::replace(&mut call.sink, Sink::Vec(Vec::new())) else {
+            unreachable!("a Vec sink was given")
         };
-        self.finish(&mut call, &format!("get {bucket}/{key}"), true)?;
-        let data = std::mem::take(&mut call.sink);
         let length = data.len() as u64;
         // libs3 reports the bytes of this response, not the object's size:
         // for a range that is all that is known.
-        let mut info = info(key, &mut call, length);
-        info.etag = quoted(info.etag);
         Ok(GetObject {
-            info,
+            info: info(key, &mut call, length),
             offset: start,
             length,
             body: Box::new(Buffered(std::io::Cursor::new(data))),
         })
+    }
+
+    fn get_object_into(&self, bucket: &str, key: &str, buf: &mut [u8]) -> Result<ObjectInfo> {
+        let want = buf.len();
+        let mut call = Call::with_sink(Source::None, Sink::Slice { buf, filled: 0 });
+        let got = self.get(bucket, key, 0, 0, &mut call);
+        let filled = match call.sink {
+            Sink::Slice { filled, .. } => filled,
+            Sink::Vec(_) => 0,
+        };
+        if call.overflow || (got.is_ok() && filled != want) {
+            return Err(S3Error::new(
+                ErrorCode::IncompleteBody,
+                format!(
+                    "object {bucket}/{key} has {} bytes, expected {want}",
+                    if call.overflow {
+                        "more".to_string()
+                    } else {
+                        filled.to_string()
+                    }
+                ),
+            ));
+        }
+        got?;
+        Ok(info(key, &mut call, want as u64))
     }
 
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
@@ -275,7 +307,7 @@ impl S3Client for Libs3Client {
                 call.data(),
             )
         };
-        self.finish(&mut call, &format!("head {bucket}/{key}"), true)?;
+        self.finish(&mut call, || format!("head {bucket}/{key}"), true)?;
         let size = call.props.as_ref().map_or(0, |p| p.content_length);
         let mut info = info(key, &mut call, size);
         info.etag = quoted(info.etag);
@@ -297,7 +329,7 @@ impl S3Client for Libs3Client {
                 call.data(),
             )
         };
-        self.finish(&mut call, &format!("delete {bucket}/{key}"), true)
+        self.finish(&mut call, || format!("delete {bucket}/{key}"), true)
     }
 
     fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
@@ -371,8 +403,8 @@ impl S3Client for Libs3Client {
                 call.data(),
             )
         };
-        let what = format!("copy {src_bucket}/{src_key} to {dst_bucket}/{dst_key}");
-        self.finish(&mut call, &what, true)?;
+        let what = || format!("copy {src_bucket}/{src_key} to {dst_bucket}/{dst_key}");
+        self.finish(&mut call, what, true)?;
         // libs3 returns the ETag and time only: the rest from a HEAD.
         self.head_object(dst_bucket, dst_key)
     }
@@ -400,7 +432,7 @@ impl S3Client for Libs3Client {
                 call.data(),
             )
         };
-        self.finish(&mut call, &format!("initiate {bucket}/{key}"), true)?;
+        self.finish(&mut call, || format!("initiate {bucket}/{key}"), true)?;
         call.reply.ok_or_else(|| {
             S3Error::new(
                 ErrorCode::InternalError,
@@ -441,7 +473,7 @@ impl S3Client for Libs3Client {
                 call.data(),
             )
         };
-        self.finish(&mut call, &what, true)?;
+        self.finish(&mut call, || what, true)?;
         Ok(quoted(call.props.map(|p| p.e_tag).unwrap_or_default()))
     }
 
@@ -475,7 +507,7 @@ impl S3Client for Libs3Client {
                 call.data(),
             )
         };
-        self.finish(&mut call, &format!("complete {bucket}/{key}"), true)?;
+        self.finish(&mut call, || format!("complete {bucket}/{key}"), true)?;
         self.head_object(bucket, key)
     }
 
@@ -529,7 +561,7 @@ impl S3Client for Libs3Client {
                     call.data(),
                 )
             };
-            self.finish(&mut call, &format!("list parts of {bucket}/{key}"), true)?;
+            self.finish(&mut call, || format!("list parts of {bucket}/{key}"), true)?;
             out.extend(
                 call.parts
                     .into_iter()
@@ -572,7 +604,7 @@ impl S3Client for Libs3Client {
                     call.data(),
                 )
             };
-            self.finish(&mut call, &format!("list uploads of {bucket}"), false)?;
+            self.finish(&mut call, || format!("list uploads of {bucket}"), false)?;
             out.extend(
                 call.objects
                     .into_iter()

@@ -144,16 +144,16 @@ impl Libs3Client {
     }
 
     /// The outcome of a finished request; `what` names it in errors.
-    fn finish(&self, call: &mut Call, what: &str, on_key: bool) -> Result<()> {
+    fn finish(&self, call: &mut Call, what: impl FnOnce() -> String, on_key: bool) -> Result<()> {
         if let Some(e) = call.source_error.take() {
-            return Err(S3Error::from_io(&e, what));
+            return Err(S3Error::from_io(&e, &what()));
         }
         match call.status {
             Some(S3Status::OK) => Ok(()),
-            Some(s) => Err(status::error(self.api(), s, &call.message, what, on_key)),
+            Some(s) => Err(status::error(self.api(), s, &call.message, &what(), on_key)),
             None => Err(S3Error::new(
                 ErrorCode::InternalError,
-                format!("{what}: the library never completed the request"),
+                format!("{}: the library never completed the request", what()),
             )),
         }
     }
