@@ -196,6 +196,29 @@ pub unsafe fn list_bucket<A: Abi>(
     }
 }
 
+/// Runs a request on one object of a bucket context: finds the client,
+/// bucket and key, runs `f`, and reports through `handler`.
+pub(crate) unsafe fn on_object<A: Abi>(
+    handler: *const ResponseHandler<A>,
+    data: *mut c_void,
+    ctx: ContextArgs,
+    key: *const c_char,
+    f: impl FnOnce(&dyn S3Client, &str, &str) -> Result<(), Failure>,
+) {
+    // SAFETY: contract of this module.
+    unsafe {
+        run(
+            handler,
+            data,
+            || ctx.resource(key),
+            || {
+                let (client, bucket) = context_client(&ctx)?;
+                f(&*client, bucket, req_ref(key, "key")?)
+            },
+        )
+    }
+}
+
 /// A `Read` over the caller's put data callback, `len` bytes long.
 pub(crate) fn pull_reader(
     pull: S3PutObjectDataCallback,
@@ -234,31 +257,24 @@ pub unsafe fn put_object<A: Abi>(
     // SAFETY: contract of this module.
     unsafe {
         let response = response_of(handler);
-        run(
-            response,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let key = req_ref(key, "key")?;
-                let opts = put_options(put_properties)?.unwrap_or_default();
-                let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
-                if pull.is_none() && content_length > 0 {
-                    return Err(Failure::BadArgument("putObjectDataCallback"));
-                }
-                let mut reader = pull_reader(pull, content_length, data);
-                let body = PutBody::Stream {
-                    reader: &mut reader,
-                    len: Some(content_length),
-                };
-                let put = client.put_object(bucket, key, body, &opts);
-                if reader.aborted {
-                    return Err(Failure::Aborted);
-                }
-                let info = written(content_length, put?);
-                send_properties(response, data, Some(&info), 0)
-            },
-        )
+        on_object(response, data, ctx, key, |client, bucket, key| {
+            let opts = put_options(put_properties)?.unwrap_or_default();
+            let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
+            if pull.is_none() && content_length > 0 {
+                return Err(Failure::BadArgument("putObjectDataCallback"));
+            }
+            let mut reader = pull_reader(pull, content_length, data);
+            let body = PutBody::Stream {
+                reader: &mut reader,
+                len: Some(content_length),
+            };
+            let put = client.put_object(bucket, key, body, &opts);
+            if reader.aborted {
+                return Err(Failure::Aborted);
+            }
+            let info = written(content_length, put?);
+            send_properties(response, data, Some(&info), 0)
+        })
     }
 }
 
@@ -274,31 +290,24 @@ pub unsafe fn get_object<A: Abi>(
     // SAFETY: contract of this module.
     unsafe {
         let response = response_of(handler);
-        run(
-            response,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let key = req_ref(key, "key")?;
-                // libs3: a byte count of 0 means "to the end".
-                let range = (start_byte > 0 || byte_count > 0).then(|| ByteRange::FromTo {
-                    first: start_byte,
-                    last: (byte_count > 0).then(|| start_byte.saturating_add(byte_count - 1)),
-                });
-                let mut obj = client.get_object(bucket, key, range)?;
-                check_conditions(get_conditions.as_ref(), &obj.info)?;
-                send_properties(response, data, Some(&obj.info), obj.length)?;
-                let push = handler.as_ref().and_then(|h| h.get_object_data_callback);
-                push_body(&mut obj.body, obj.length, key, |chunk| match push {
-                    // SAFETY: `chunk` is readable for its length (at most CHUNK).
-                    Some(cb) => {
-                        callback_status::<A>(cb(chunk.len() as c_int, chunk.as_ptr().cast(), data))
-                    }
-                    None => Ok(()),
-                })
-            },
-        )
+        on_object(response, data, ctx, key, |client, bucket, key| {
+            // libs3: a byte count of 0 means "to the end".
+            let range = (start_byte > 0 || byte_count > 0).then(|| ByteRange::FromTo {
+                first: start_byte,
+                last: (byte_count > 0).then(|| start_byte.saturating_add(byte_count - 1)),
+            });
+            let mut obj = client.get_object(bucket, key, range)?;
+            check_conditions(get_conditions.as_ref(), &obj.info)?;
+            send_properties(response, data, Some(&obj.info), obj.length)?;
+            let push = handler.as_ref().and_then(|h| h.get_object_data_callback);
+            push_body(&mut obj.body, obj.length, key, |chunk| match push {
+                // SAFETY: `chunk` is readable for its length (at most CHUNK).
+                Some(cb) => {
+                    callback_status::<A>(cb(chunk.len() as c_int, chunk.as_ptr().cast(), data))
+                }
+                None => Ok(()),
+            })
+        })
     }
 }
 
@@ -343,16 +352,10 @@ pub unsafe fn head_object<A: Abi>(
 ) {
     // SAFETY: contract of this module.
     unsafe {
-        run(
-            handler,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let info = client.head_object(bucket, req_ref(key, "key")?)?;
-                send_properties(handler, data, Some(&info), info.size)
-            },
-        )
+        on_object(handler, data, ctx, key, |client, bucket, key| {
+            let info = client.head_object(bucket, key)?;
+            send_properties(handler, data, Some(&info), info.size)
+        })
     }
 }
 
@@ -364,16 +367,10 @@ pub unsafe fn delete_object<A: Abi>(
 ) {
     // SAFETY: contract of this module.
     unsafe {
-        run(
-            handler,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                client.delete_object(bucket, req_ref(key, "key")?)?;
-                send_properties(handler, data, None, 0)
-            },
-        )
+        on_object(handler, data, ctx, key, |client, bucket, key| {
+            client.delete_object(bucket, key)?;
+            send_properties(handler, data, None, 0)
+        })
     }
 }
 
@@ -398,24 +395,17 @@ pub unsafe fn copy_object<A: Abi>(
 ) {
     // SAFETY: contract of this module.
     unsafe {
-        run(
-            handler,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let key = req_ref(key, "key")?;
-                let (dst_bucket, dst_key) =
-                    destination(bucket, key, destination_bucket, destination_key)?;
-                let opts = put_options(put_properties)?;
-                let info = client.copy_object(bucket, key, &dst_bucket, &dst_key, opts.as_ref())?;
-                if !out.last_modified.is_null() {
-                    *out.last_modified = unix_seconds(info.last_modified);
-                }
-                copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
-                send_properties(handler, data, Some(&info), 0)
-            },
-        )
+        on_object(handler, data, ctx, key, |client, bucket, key| {
+            let (dst_bucket, dst_key) =
+                destination(bucket, key, destination_bucket, destination_key)?;
+            let opts = put_options(put_properties)?;
+            let info = client.copy_object(bucket, key, &dst_bucket, &dst_key, opts.as_ref())?;
+            if !out.last_modified.is_null() {
+                *out.last_modified = unix_seconds(info.last_modified);
+            }
+            copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
+            send_properties(handler, data, Some(&info), 0)
+        })
     }
 }
 

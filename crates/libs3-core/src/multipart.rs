@@ -6,7 +6,7 @@
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use crate::cabi::{has_response, *};
-use crate::calls::{c_array, context_client, destination, pull_reader, written};
+use crate::calls::{c_array, context_client, destination, on_object, pull_reader, written};
 use crate::request::{
     callback_status, cstring, opt_str, put_options, req_ref, run, send_properties, unix_seconds,
     ContextArgs,
@@ -116,22 +116,15 @@ pub unsafe fn initiate<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(
-            response,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let key = req_ref(key, "key")?;
-                let opts = put_options(put_properties)?.unwrap_or_default();
-                let id = client.create_multipart_upload(bucket, key, &opts)?;
-                send_properties(response, data, None, 0)?;
-                match handler.as_ref().and_then(|h| h.response_xml_callback) {
-                    Some(cb) => callback_status::<A>(cb(cstring(&id).as_ptr(), data)),
-                    None => Ok(()),
-                }
-            },
-        )
+        on_object(response, data, ctx, key, |client, bucket, key| {
+            let opts = put_options(put_properties)?.unwrap_or_default();
+            let id = client.create_multipart_upload(bucket, key, &opts)?;
+            send_properties(response, data, None, 0)?;
+            match handler.as_ref().and_then(|h| h.response_xml_callback) {
+                Some(cb) => callback_status::<A>(cb(cstring(&id).as_ptr(), data)),
+                None => Ok(()),
+            }
+        })
     }
 }
 
@@ -147,31 +140,24 @@ pub unsafe fn upload_part<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(
-            response,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let key = req_ref(key, "key")?;
-                let upload_id = req_ref(upload_id, "upload_id")?;
-                let part = u32::try_from(part_number).map_err(|_| Failure::BadArgument("seq"))?;
-                let len = u64::try_from(content_length)
-                    .map_err(|_| Failure::BadArgument("contentLength"))?;
-                let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
-                let mut reader = pull_reader(pull, len, data);
-                let body = PutBody::Stream {
-                    reader: &mut reader,
-                    len: Some(len),
-                };
-                let put = client.upload_part(bucket, key, upload_id, part, body);
-                if reader.aborted {
-                    return Err(Failure::Aborted);
-                }
-                let info = written(len, put?);
-                send_properties(response, data, Some(&info), 0)
-            },
-        )
+        on_object(response, data, ctx, key, |client, bucket, key| {
+            let upload_id = req_ref(upload_id, "upload_id")?;
+            let part = u32::try_from(part_number).map_err(|_| Failure::BadArgument("seq"))?;
+            let len =
+                u64::try_from(content_length).map_err(|_| Failure::BadArgument("contentLength"))?;
+            let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
+            let mut reader = pull_reader(pull, len, data);
+            let body = PutBody::Stream {
+                reader: &mut reader,
+                len: Some(len),
+            };
+            let put = client.upload_part(bucket, key, upload_id, part, body);
+            if reader.aborted {
+                return Err(Failure::Aborted);
+            }
+            let info = written(len, put?);
+            send_properties(response, data, Some(&info), 0)
+        })
     }
 }
 
@@ -186,37 +172,30 @@ pub unsafe fn complete<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(
-            response,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let key = req_ref(key, "key")?;
-                let upload_id = req_ref(upload_id, "upload_id")?;
-                let len = u64::try_from(content_length)
-                    .map_err(|_| Failure::BadArgument("contentLength"))?;
-                let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
-                let mut reader = pull_reader(pull, len, data);
-                let mut doc = String::new();
-                let read = reader.read_to_string(&mut doc);
-                if reader.aborted {
-                    return Err(Failure::Aborted);
+        on_object(response, data, ctx, key, |client, bucket, key| {
+            let upload_id = req_ref(upload_id, "upload_id")?;
+            let len =
+                u64::try_from(content_length).map_err(|_| Failure::BadArgument("contentLength"))?;
+            let pull = handler.as_ref().and_then(|h| h.put_object_data_callback);
+            let mut reader = pull_reader(pull, len, data);
+            let mut doc = String::new();
+            let read = reader.read_to_string(&mut doc);
+            if reader.aborted {
+                return Err(Failure::Aborted);
+            }
+            read.map_err(|e| malformed(&format!("the completion document: {e}")))?;
+            let parts = parse_completion(&doc)?;
+            let info = client.complete_multipart_upload(bucket, key, upload_id, &parts)?;
+            send_properties(response, data, Some(&info), 0)?;
+            match handler.as_ref().and_then(|h| h.response_xml_callback) {
+                Some(cb) => {
+                    let location = cstring(&format!("/{bucket}/{key}"));
+                    let etag = cstring(&info.etag);
+                    callback_status::<A>(cb(location.as_ptr(), etag.as_ptr(), data))
                 }
-                read.map_err(|e| malformed(&format!("the completion document: {e}")))?;
-                let parts = parse_completion(&doc)?;
-                let info = client.complete_multipart_upload(bucket, key, upload_id, &parts)?;
-                send_properties(response, data, Some(&info), 0)?;
-                match handler.as_ref().and_then(|h| h.response_xml_callback) {
-                    Some(cb) => {
-                        let location = cstring(&format!("/{bucket}/{key}"));
-                        let etag = cstring(&info.etag);
-                        callback_status::<A>(cb(location.as_ptr(), etag.as_ptr(), data))
-                    }
-                    None => Ok(()),
-                }
-            },
-        )
+                None => Ok(()),
+            }
+        })
     }
 }
 
@@ -283,17 +262,10 @@ pub unsafe fn abort<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(
-            response,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let key = req_ref(key, "key")?;
-                client.abort_multipart_upload(bucket, key, req_ref(upload_id, "uploadId")?)?;
-                send_properties(response, data, None, 0)
-            },
-        )
+        on_object(response, data, ctx, key, |client, bucket, key| {
+            client.abort_multipart_upload(bucket, key, req_ref(upload_id, "uploadId")?)?;
+            send_properties(response, data, None, 0)
+        })
     }
 }
 
@@ -309,54 +281,47 @@ pub unsafe fn list_parts<A: Abi>(
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
         let response = response_of(handler);
-        run(
-            response,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let key = req_ref(key, "key")?;
-                let marker = match opt_str(part_number_marker, "partnumbermarker")?.as_deref() {
-                    None | Some("") => 0,
-                    Some(m) => m
-                        .parse::<u32>()
-                        .map_err(|_| Failure::BadArgument("partnumbermarker (a number)"))?,
-                };
-                let all = client.list_parts(bucket, key, req_ref(upload_id, "uploadid")?)?;
-                let after: Vec<_> = all.iter().filter(|p| p.part_number > marker).collect();
-                let (page, truncated) = limit(&after, max_parts);
-                send_properties(response, data, None, 0)?;
-                let Some(cb) = handler.as_ref().and_then(|h| h.response_xml_callback) else {
-                    return Ok(());
-                };
-                let etags: Vec<_> = page.iter().map(|p| cstring(&p.etag)).collect();
-                let parts: Vec<S3ListPart> = page
-                    .iter()
-                    .zip(&etags)
-                    .map(|(p, e)| S3ListPart {
-                        e_tag: e.as_ptr(),
-                        last_modified: unix_seconds(p.last_modified),
-                        part_number: p.part_number as u64,
-                        size: p.size,
-                    })
-                    .collect();
-                let last = page.last().map_or(0, |p| p.part_number);
-                let next = truncated.then(|| cstring(&last.to_string()));
-                callback_status::<A>(cb(
-                    truncated as c_int,
-                    next.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
-                    std::ptr::null(),
-                    std::ptr::null(),
-                    std::ptr::null(),
-                    std::ptr::null(),
-                    c"STANDARD".as_ptr(),
-                    parts.len() as c_int,
-                    last as c_int,
-                    c_array(&parts),
-                    data,
-                ))
-            },
-        )
+        on_object(response, data, ctx, key, |client, bucket, key| {
+            let marker = match opt_str(part_number_marker, "partnumbermarker")?.as_deref() {
+                None | Some("") => 0,
+                Some(m) => m
+                    .parse::<u32>()
+                    .map_err(|_| Failure::BadArgument("partnumbermarker (a number)"))?,
+            };
+            let all = client.list_parts(bucket, key, req_ref(upload_id, "uploadid")?)?;
+            let after: Vec<_> = all.iter().filter(|p| p.part_number > marker).collect();
+            let (page, truncated) = limit(&after, max_parts);
+            send_properties(response, data, None, 0)?;
+            let Some(cb) = handler.as_ref().and_then(|h| h.response_xml_callback) else {
+                return Ok(());
+            };
+            let etags: Vec<_> = page.iter().map(|p| cstring(&p.etag)).collect();
+            let parts: Vec<S3ListPart> = page
+                .iter()
+                .zip(&etags)
+                .map(|(p, e)| S3ListPart {
+                    e_tag: e.as_ptr(),
+                    last_modified: unix_seconds(p.last_modified),
+                    part_number: p.part_number as u64,
+                    size: p.size,
+                })
+                .collect();
+            let last = page.last().map_or(0, |p| p.part_number);
+            let next = truncated.then(|| cstring(&last.to_string()));
+            callback_status::<A>(cb(
+                truncated as c_int,
+                next.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
+                std::ptr::null(),
+                std::ptr::null(),
+                std::ptr::null(),
+                std::ptr::null(),
+                c"STANDARD".as_ptr(),
+                parts.len() as c_int,
+                last as c_int,
+                c_array(&parts),
+                data,
+            ))
+        })
     }
 }
 
@@ -486,39 +451,32 @@ pub unsafe fn copy_range<A: Abi>(
 ) {
     // SAFETY: the pointers are as libs3's header describes them.
     unsafe {
-        run(
-            handler,
-            data,
-            || ctx.resource(key),
-            || {
-                let (client, bucket) = context_client(&ctx)?;
-                let key = req_ref(key, "key")?;
-                let (dst_bucket, dst_key) =
-                    destination(bucket, key, destination_bucket, destination_key)?;
-                let number =
-                    u32::try_from(part.part_number).map_err(|_| Failure::BadArgument("partNo"))?;
-                let upload_id = req_ref(part.upload_id, "uploadId")?;
-                if part.count == 0 {
-                    return Err(Failure::BadArgument("count (at least one byte)"));
-                }
-                let range = s3hpc_client::ByteRange::FromTo {
-                    first: part.start,
-                    last: Some(part.start.saturating_add(part.count - 1)),
-                };
-                let mut src = client.get_object(bucket, key, Some(range))?;
-                let body = PutBody::Stream {
-                    reader: &mut src.body,
-                    len: Some(src.length),
-                };
-                let etag = client.upload_part(&dst_bucket, &dst_key, upload_id, number, body)?;
-                let info = written(src.length, etag);
-                if !out.last_modified.is_null() {
-                    *out.last_modified = unix_seconds(info.last_modified);
-                }
-                crate::calls::copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
-                send_properties(handler, data, Some(&info), 0)
-            },
-        )
+        on_object(handler, data, ctx, key, |client, bucket, key| {
+            let (dst_bucket, dst_key) =
+                destination(bucket, key, destination_bucket, destination_key)?;
+            let number =
+                u32::try_from(part.part_number).map_err(|_| Failure::BadArgument("partNo"))?;
+            let upload_id = req_ref(part.upload_id, "uploadId")?;
+            if part.count == 0 {
+                return Err(Failure::BadArgument("count (at least one byte)"));
+            }
+            let range = s3hpc_client::ByteRange::FromTo {
+                first: part.start,
+                last: Some(part.start.saturating_add(part.count - 1)),
+            };
+            let mut src = client.get_object(bucket, key, Some(range))?;
+            let body = PutBody::Stream {
+                reader: &mut src.body,
+                len: Some(src.length),
+            };
+            let etag = client.upload_part(&dst_bucket, &dst_key, upload_id, number, body)?;
+            let info = written(src.length, etag);
+            if !out.last_modified.is_null() {
+                *out.last_modified = unix_seconds(info.last_modified);
+            }
+            crate::calls::copy_to_buffer(&info.etag, out.e_tag, out.e_tag_size);
+            send_properties(handler, data, Some(&info), 0)
+        })
     }
 }
 
