@@ -328,17 +328,33 @@ pub unsafe fn run<A: Abi>(
         // SAFETY: NULL details are allowed on success.
         Ok(()) => unsafe { cb(A::OK, std::ptr::null(), data) },
         Err(f) => {
-            let message = cstring(&f.message());
-            let resource = cstring(&resource());
+            let (message, resource) = keep_error_text(cstring(&f.message()), cstring(&resource()));
             let details = S3ErrorDetails {
-                message: message.as_ptr(),
-                resource: resource.as_ptr(),
+                message,
+                resource,
                 further_details: std::ptr::null(),
                 extra_details_count: 0,
                 extra_details: std::ptr::null_mut(),
             };
-            // SAFETY: `details` and its strings live across the call.
+            // SAFETY: `details` lives across the call, its strings longer.
             unsafe { cb(A::status(&f), &details, data) }
         }
     }
+}
+
+thread_local! {
+    /// The text of this thread's last error details.
+    static ERROR_TEXT: std::cell::RefCell<(CString, CString)> =
+        std::cell::RefCell::new(Default::default());
+}
+
+/// Keeps an error's message and resource until this thread's next failed
+/// request, and returns pointers to them: callers copy the details struct
+/// in the callback and print its strings afterwards (IOR does), which
+/// libs3's own strings survive too.
+fn keep_error_text(message: CString, resource: CString) -> (*const c_char, *const c_char) {
+    ERROR_TEXT.with_borrow_mut(|t| {
+        *t = (message, resource);
+        (t.0.as_ptr(), t.1.as_ptr())
+    })
 }
