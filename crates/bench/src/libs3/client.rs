@@ -543,7 +543,7 @@ impl S3Client for Libs3Client {
         let (b, k, id) = (arg(bucket)?, arg(key)?, arg(upload_id)?);
         let ctx = self.context(&b);
         let mut out = Vec::new();
-        let mut marker: Option<CString> = None;
+        let mut marker: Option<CArg> = None;
         loop {
             let mut call = Call::new(Source::None);
             // SAFETY: valid context, strings and handler.
@@ -584,10 +584,10 @@ impl S3Client for Libs3Client {
         let ctx = self.context(&b);
         let p = arg(prefix)?;
         let mut out = Vec::new();
-        let (mut key_marker, mut id_marker): (Option<CString>, Option<CString>) = (None, None);
+        let (mut key_marker, mut id_marker): (Option<CArg>, Option<CArg>) = (None, None);
         loop {
             let mut call = Call::new(Source::None);
-            let ptr = |m: &Option<CString>| m.as_ref().map_or(std::ptr::null(), |m| m.as_ptr());
+            let ptr = |m: &Option<CArg>| m.as_ref().map_or(std::ptr::null(), |m| m.as_ptr());
             // SAFETY: valid context, strings and handler.
             unsafe {
                 (self.api().S3_list_multipart_uploads)(

@@ -128,7 +128,7 @@ impl Libs3Client {
     }
 
     /// A bucket context for `bucket` (which must outlive it).
-    fn context(&self, bucket: &CString) -> S3BucketContext {
+    fn context(&self, bucket: &CArg) -> S3BucketContext {
         S3BucketContext {
             base: cabi::BucketContext {
                 host_name: self.host.as_ptr(),
@@ -160,13 +160,43 @@ impl Libs3Client {
 }
 
 /// A C string argument.
-fn arg(s: &str) -> Result<CString> {
+fn owned_arg(s: &str) -> Result<CString> {
     CString::new(s).map_err(|_| {
         S3Error::new(
             ErrorCode::InvalidArgument,
             format!("{s:?} contains a NUL byte"),
         )
     })
+}
+
+/// Strings up to this long go to the library from the stack.
+const SHORT_ARG: usize = 160;
+
+/// A string as a C argument, NUL-terminated: on the stack when short (as
+/// keys and bucket names mostly are), so a request allocates nothing for
+/// it.
+enum CArg {
+    Short([u8; SHORT_ARG]),
+    Long(CString),
+}
+
+impl CArg {
+    fn as_ptr(&self) -> *const c_char {
+        match self {
+            CArg::Short(b) => b.as_ptr().cast(),
+            CArg::Long(c) => c.as_ptr(),
+        }
+    }
+}
+
+/// A C string argument.
+fn arg(s: &str) -> Result<CArg> {
+    if s.len() >= SHORT_ARG || s.as_bytes().contains(&0) {
+        return owned_arg(s).map(CArg::Long);
+    }
+    let mut b = [0u8; SHORT_ARG];
+    b[..s.len()].copy_from_slice(s.as_bytes());
+    Ok(CArg::Short(b))
 }
 
 /// Put properties carrying `opts` (the strings in `keep` must outlive them).
@@ -177,14 +207,14 @@ fn put_properties(
 ) -> Result<S3PutProperties> {
     let content_type = match &opts.content_type {
         Some(t) => {
-            keep.push(arg(t)?);
+            keep.push(owned_arg(t)?);
             keep[keep.len() - 1].as_ptr()
         }
         None => std::ptr::null(),
     };
     for (k, v) in &opts.metadata {
-        keep.push(arg(k)?);
-        keep.push(arg(v)?);
+        keep.push(owned_arg(k)?);
+        keep.push(owned_arg(v)?);
     }
     let base = keep.len() - 2 * opts.metadata.len();
     meta.extend(keep[base..].chunks(2).map(|kv| S3NameValue {
