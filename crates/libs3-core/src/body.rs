@@ -2,6 +2,7 @@
 //! pulls through the caller's callback, a GET pushes to it in chunks.
 
 use super::Failure;
+use s3hpc_client::ObjectBody;
 use std::cell::RefCell;
 use std::io::{self, Read};
 
@@ -56,14 +57,18 @@ thread_local! {
 }
 
 /// Reads the `len` bytes of `body`, handing each chunk to `push`; a push
-/// error stops the transfer. Stopping at `len` spares the read that would
-/// only find the end.
+/// error stops the transfer. A local file's body stops at `len`, sparing
+/// the read that would only find the end; a connection's body (`file`
+/// false) is read to its end, which is what lets the HTTP client reuse
+/// the connection.
 pub fn push_body(
-    body: &mut dyn Read,
+    body: &mut dyn ObjectBody,
     len: u64,
     key: &str,
     mut push: impl FnMut(&[u8]) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
+    let to_end = body.file().is_none();
+    let failed = |e: io::Error| Failure::S3(s3hpc_client::S3Error::from_io(&e, key));
     let mut transfer = |buf: &mut Vec<u8>| {
         buf.resize(CHUNK, 0);
         let mut left = len;
@@ -72,16 +77,23 @@ pub fn push_body(
             let n = match body.read(&mut buf[..want]) {
                 Ok(0) => {
                     let e = io::Error::new(io::ErrorKind::UnexpectedEof, "object ended early");
-                    return Err(Failure::S3(s3hpc_client::S3Error::from_io(&e, key)));
+                    return Err(failed(e));
                 }
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Failure::S3(s3hpc_client::S3Error::from_io(&e, key))),
+                Err(e) => return Err(failed(e)),
             };
             left -= n as u64;
             push(&buf[..n])?;
         }
-        Ok(())
+        if !to_end {
+            return Ok(());
+        }
+        match body.read(&mut buf[..1]) {
+            Ok(0) => Ok(()),
+            Ok(_) => Err(failed(io::Error::other("object longer than announced"))),
+            Err(e) => Err(failed(e)),
+        }
     };
     // A callback that starts another GET on this thread finds the buffer
     // taken: that one gets its own.

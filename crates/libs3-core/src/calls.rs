@@ -300,7 +300,7 @@ pub unsafe fn get_object<A: Abi>(
             check_conditions(get_conditions.as_ref(), &obj.info)?;
             send_properties(response, data, Some(&obj.info), obj.length)?;
             let push = handler.as_ref().and_then(|h| h.get_object_data_callback);
-            push_body(&mut obj.body, obj.length, key, |chunk| match push {
+            push_body(&mut *obj.body, obj.length, key, |chunk| match push {
                 // SAFETY: `chunk` is readable for its length (at most CHUNK).
                 Some(cb) => {
                     callback_status::<A>(cb(chunk.len() as c_int, chunk.as_ptr().cast(), data))
