@@ -2,13 +2,14 @@
 //! variant here and, for an S3 transport, an `S3Client`: the S3 mapping
 //! itself is shared (`storage::s3`).
 
+use crate::libs3::{Libs3Client, Libs3Target};
 use crate::storage::{PosixStorage, S3Mode, S3Storage, StorageApi};
 use anyhow::Context;
 use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
 use s3hpc_http::{AuthConfig, HttpServer, ServerHandle};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions, RemoteClient};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +26,9 @@ pub enum Backend {
     /// S3 over HTTP: to s3hpc's server on a loopback port (started for the
     /// run over the run directory), or to `BackendConfig::http_endpoint`.
     Http,
+    /// S3 through a libs3 4.x library loaded by dlopen (s3hpc's
+    /// libs3.so.4 by default, or the real libs3), to `Libs3Config::host`.
+    Libs3,
 }
 
 /// Settings that shape a backend.
@@ -42,6 +46,8 @@ pub struct BackendConfig {
     /// backend (`Backend::start_server`); clients connect to it instead of
     /// starting their own.
     pub node_server: Option<NodeServer>,
+    /// The `libs3` backend's library and host.
+    pub libs3: Libs3Config,
 }
 
 /// A server one rank of a node started for a backend, as the node's
@@ -52,6 +58,31 @@ pub enum NodeServer {
     Gateway(String),
     /// s3hpc's HTTP server (`http`).
     Http(HttpEndpoint),
+}
+
+/// The `libs3` backend: which library, which host, as whom.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Libs3Config {
+    /// A library with the libs3 4.x ABI; `None`: s3hpc's own libs3.so.4
+    /// beside the running binary.
+    pub library: Option<PathBuf>,
+    /// The host string passed to the library; `None`: `file://<run dir>`
+    /// with the run's ETag policy and durability.
+    pub host: Option<String>,
+    pub region: String,
+    pub access_key: String,
+    pub secret_key: String,
+}
+
+impl std::fmt::Debug for Libs3Config {
+    // Never print the secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:?} on {:?} as {}",
+            self.library, self.host, self.access_key
+        )
+    }
 }
 
 /// An S3 endpoint and who to sign as.
@@ -80,6 +111,7 @@ impl Default for BackendConfig {
             remote: None,
             http_endpoint: None,
             node_server: None,
+            libs3: Libs3Config::default(),
         }
     }
 }
@@ -94,6 +126,7 @@ impl Backend {
         Backend::Remote,
         Backend::RemoteTcp,
         Backend::Http,
+        Backend::Libs3,
     ];
 
     /// What runs when no backend is named: one of each transport (TCP
@@ -112,6 +145,7 @@ impl Backend {
             Backend::Remote => "remote",
             Backend::RemoteTcp => "remote-tcp",
             Backend::Http => "http",
+            Backend::Libs3 => "libs3",
         }
     }
 
@@ -171,6 +205,7 @@ impl Backend {
             }
             (Backend::Remote, Some(addr), _) => plain(Arc::new(connect_gateway(addr)?)),
             (Backend::Http, _, Some(e)) => plain(Arc::new(http_client(e)?)),
+            (Backend::Libs3, _, _) => plain(Arc::new(libs3_client(dir, cfg)?)),
             // A server of its own, for this client alone.
             _ => {
                 let (server, keep_alive) = self.start_server(dir, cfg)?;
@@ -189,7 +224,7 @@ impl Backend {
             Backend::Remote => cfg.remote.is_none(),
             Backend::RemoteTcp => true,
             Backend::Http => cfg.http_endpoint.is_none(),
-            Backend::Posix | Backend::Embedded => false,
+            Backend::Posix | Backend::Embedded | Backend::Libs3 => false,
         }
     }
 
@@ -209,7 +244,9 @@ impl Backend {
                 let (endpoint, server) = start_http_server(dir, cfg)?;
                 (NodeServer::Http(endpoint), Box::new(server))
             }
-            Backend::Posix | Backend::Embedded => anyhow::bail!("backend {self} has no server"),
+            Backend::Posix | Backend::Embedded | Backend::Libs3 => {
+                anyhow::bail!("backend {self} has no server")
+            }
         })
     }
 }
@@ -254,6 +291,61 @@ impl NodeServer {
 
 fn connect_gateway(addr: &str) -> anyhow::Result<RemoteClient> {
     RemoteClient::connect(addr).with_context(|| format!("connecting to the gateway at {addr}"))
+}
+
+/// The names s3hpc's 4.x library goes by: its soname, and the file cargo
+/// builds.
+const OUR_LIBS3: [&str; 2] = ["libs3.so.4", "libs3_4.so"];
+
+/// s3hpc's libs3.so.4 beside the running binary, or where cargo puts it
+/// (target/<profile>, and its deps/ when built as a dependency).
+fn our_libs3() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the running binary")?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let dirs = [dir.to_path_buf(), dir.join("deps"), dir.join("..")];
+    dirs.into_iter()
+        .flat_map(|d| OUR_LIBS3.iter().map(move |n| d.join(n)))
+        .find(|p| p.exists())
+        .with_context(|| {
+            format!(
+                "no libs3.so.4 (or libs3_4.so) next to {}: build it (cargo build --release) \
+                 or pass --libs3 PATH",
+                exe.display()
+            )
+        })
+}
+
+/// A client over the configured libs3 library and host.
+fn libs3_client(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Libs3Client> {
+    let l = &cfg.libs3;
+    let library = match &l.library {
+        Some(p) => p.clone(),
+        None => our_libs3()?,
+    };
+    let host = match &l.host {
+        Some(h) => h.clone(),
+        None => {
+            let dir = std::fs::canonicalize(dir)
+                .with_context(|| format!("resolving {}", dir.display()))?;
+            format!(
+                "file://{}?etag={}&durability={}",
+                dir.display(),
+                cfg.etag.as_str(),
+                cfg.durability.as_str()
+            )
+        }
+    };
+    let target = Libs3Target {
+        host,
+        access_key: l.access_key.clone(),
+        secret_key: l.secret_key.clone(),
+        region: if l.region.is_empty() {
+            "us-east-1".into()
+        } else {
+            l.region.clone()
+        },
+    };
+    Libs3Client::open(&library, &target).map_err(anyhow::Error::msg)
 }
 
 /// An S3 backend's client, and what must outlive it (a gateway the bench

@@ -13,6 +13,7 @@ pub mod comm_mpi;
 pub mod harness;
 pub mod io500;
 pub mod latency;
+pub mod libs3;
 pub mod mdworkbench;
 pub mod objbench;
 pub mod output;

@@ -132,7 +132,8 @@ fn parse_size_list(s: &str) -> Result<SizeList, String> {
 #[derive(Args, Clone)]
 pub struct CommonArgs {
     /// Backends to run, in order: posix, embedded, remote (RPC gateway:
-    /// --remote, or one started on a private Unix socket), remote-tcp.
+    /// --remote, or one started on a private Unix socket), remote-tcp,
+    /// http (--endpoint, or s3hpc's server), libs3 (--libs3, --libs3-host).
     #[arg(long, default_value = "posix,embedded,remote", value_parser = parse_backends)]
     backends: BackendList,
     /// Address of a running gateway for the remote backend
@@ -187,6 +188,7 @@ impl CommonArgs {
             durability: self.durability,
             remote: self.remote.clone(),
             http_endpoint: self.http.endpoint()?,
+            libs3: self.http.libs3(),
             ..BackendConfig::default()
         };
         o.keep = self.keep;

@@ -5,7 +5,7 @@ mod breadth;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use s3hpc_bench::backend::{Backend, BackendConfig, HttpEndpoint};
+use s3hpc_bench::backend::{Backend, BackendConfig, HttpEndpoint, Libs3Config};
 use s3hpc_bench::io500::CapOverrides;
 use s3hpc_bench::stop::{signal_name, Interrupted, Stop};
 use s3hpc_bench::storage::S3Mode;
@@ -49,6 +49,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of the arguments does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Benchmarks. Without a subcommand: the IO500 suite over every backend
@@ -103,7 +105,8 @@ struct Io500Args {
     /// Backends to compare, in order: posix, embedded, remote (RPC gateway:
     /// --remote, or one started on a private Unix socket), remote-tcp (a
     /// gateway started on TCP loopback), http (S3 REST: --endpoint, or
-    /// s3hpc's server started on a loopback port).
+    /// s3hpc's server started on a loopback port), libs3 (a libs3 4.x
+    /// library: --libs3, --libs3-host).
     #[arg(long, default_value = "posix,embedded,remote", value_parser = parse_backends)]
     backends: BackendList,
     /// Address of a running gateway for the remote backend
@@ -189,6 +192,15 @@ pub(crate) struct HttpArgs {
     /// Secret key for --endpoint (default: S3HPC_SECRET_KEY).
     #[arg(long, env = "S3HPC_SECRET_KEY", hide_env_values = true)]
     secret_key: Option<String>,
+    /// The libs3 backend's library: any libs3 4.x build (default: s3hpc's
+    /// libs3.so.4 next to this binary).
+    #[arg(long, value_name = "PATH")]
+    libs3: Option<PathBuf>,
+    /// The host the libs3 backend passes to its library (default:
+    /// file://<run dir>); an HTTP host is signed with --access-key,
+    /// --secret-key and --region.
+    #[arg(long, value_name = "HOST")]
+    libs3_host: Option<String>,
 }
 
 impl HttpArgs {
@@ -211,6 +223,17 @@ impl HttpArgs {
             access_key,
             secret_key,
         }))
+    }
+
+    /// The libs3 backend's library, host and keys.
+    pub(crate) fn libs3(&self) -> Libs3Config {
+        Libs3Config {
+            library: self.libs3.clone(),
+            host: self.libs3_host.clone(),
+            region: self.region.clone(),
+            access_key: self.access_key.clone().unwrap_or_default(),
+            secret_key: self.secret_key.clone().unwrap_or_default(),
+        }
     }
 }
 
@@ -263,6 +286,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
         remote: a.remote,
         http_endpoint,
         node_server: None,
+        libs3: a.http.libs3(),
     };
     // Caps given by hand stand; the others still fit the free space.
     o.cap_overrides = CapOverrides {

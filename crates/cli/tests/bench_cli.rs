@@ -258,3 +258,52 @@ fn bad_benchmark_options_fail_clearly() {
         assert!(stderr.contains(msg), "{args:?}: {stderr}");
     }
 }
+
+/// The libs3 backend with its defaults: s3hpc's own libs3.so.4 (found
+/// beside the binary) on `file://<run dir>`. Every IO500 phase gives a
+/// row with a positive value, through the libs3 transport.
+#[test]
+fn bench_io500_over_libs3() {
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("r.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+        .args(["bench", "io500", "--backends", "libs3", "--dir"])
+        .arg(t.path().join("data"))
+        .args(["--stonewall", "0.2", "--json"])
+        .arg(&json)
+        .args(tiny("100"))
+        .env_remove("S3HPC_LIBS3_HOST")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 12, "{rows:?}");
+    for r in rows {
+        assert_eq!(r["backend"], "libs3", "{r}");
+        assert_eq!(r["transport"], "libs3", "{r}");
+        assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["ops"].as_u64().unwrap() > 0, "{r}");
+    }
+    // A library that is not libs3 is refused with a clear message.
+    let out = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+        .args(["bench", "io500", "--backends", "libs3", "--libs3"])
+        .arg(env!("CARGO_BIN_EXE_s3hpc"))
+        .arg("--dir")
+        .arg(t.path().join("data2"))
+        .args(["--stonewall", "0.1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("loading") || err.contains("not a libs3"),
+        "{err}"
+    );
+}

@@ -67,6 +67,15 @@ pub trait S3Client: Send + Sync {
         opts: &PutOptions,
     ) -> Result<String>;
     fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject>;
+    /// A whole object read into `buf`, which must be exactly its length
+    /// (as [`read_exact_body`] checks). For callers that know the size
+    /// (benchmarks reading back what they wrote); a transport whose data
+    /// arrives by callback (libs3) writes straight into `buf`.
+    fn get_object_into(&self, bucket: &str, key: &str, buf: &mut [u8]) -> Result<ObjectInfo> {
+        let mut got = self.get_object(bucket, key, None)?;
+        read_exact_body(&mut got, buf)?;
+        Ok(got.info)
+    }
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo>;
     /// Idempotent: deleting a missing key succeeds, as in S3.
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()>;

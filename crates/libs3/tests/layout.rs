@@ -4,55 +4,20 @@
 #![cfg(libs3_h)]
 
 use s3::abi2::*;
-use std::ffi::{c_char, c_long, CStr};
-use std::mem::{align_of, offset_of, size_of};
-
-#[repr(C)]
-struct Entry {
-    what: *const c_char,
-    value: c_long,
-}
+use s3hpc_libs3_core::check_layout as layout;
+use s3hpc_libs3_core::layout::{c_table as table, Entry};
+use std::ffi::CStr;
+use std::mem::size_of;
 
 extern "C" {
     static s3hpc_layout2: [Entry; 0];
     static s3hpc_status2: [Entry; 0];
 }
 
-/// A NULL-terminated C table as (name, value) pairs.
-#[allow(clippy::unnecessary_cast)] // c_long is not i64 on every target
-fn table(first: *const Entry) -> Vec<(String, i64)> {
-    let mut out = Vec::new();
-    let mut p = first;
-    // SAFETY: the C tables end with a {0, 0} entry.
-    unsafe {
-        while !(*p).what.is_null() {
-            out.push((
-                CStr::from_ptr((*p).what).to_str().unwrap().to_string(),
-                (*p).value as i64,
-            ));
-            p = p.add(1);
-        }
-    }
-    out
-}
-
-macro_rules! layout {
-    ($map:ident, $c:literal, $t:ty { $($cf:literal: $rf:ident),* }) => {{
-        let mut n = 0;
-        assert_eq!($map[concat!($c, "#size")], size_of::<$t>() as i64, "sizeof {}", $c);
-        assert_eq!($map[concat!($c, "#align")], align_of::<$t>() as i64, "alignof {}", $c);
-        $(
-            assert_eq!($map[concat!($c, ".", $cf)], offset_of!($t, $rf) as i64, "offsetof {}.{}", $c, $cf);
-            n += 1;
-        )*
-        n
-    }};
-}
-
 #[test]
 fn every_struct_matches_the_header() {
     // SAFETY: a static C table.
-    let entries = table(unsafe { s3hpc_layout2.as_ptr() });
+    let entries = unsafe { table(s3hpc_layout2.as_ptr()) };
     let map: std::collections::HashMap<&str, i64> =
         entries.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     let mut fields = 0;
@@ -112,7 +77,7 @@ fn every_struct_matches_the_header() {
 #[test]
 fn every_status_value_and_name_matches_the_header() {
     // SAFETY: a static C table.
-    let c = table(unsafe { s3hpc_status2.as_ptr() });
+    let c = unsafe { table(s3hpc_status2.as_ptr()) };
     assert_eq!(c.len(), ALL_STATUSES.len(), "status count");
     for ((c_name, c_value), (status, name)) in c.iter().zip(ALL_STATUSES) {
         assert_eq!(&name[..name.len() - 1], c_name, "status order");

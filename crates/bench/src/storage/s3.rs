@@ -28,9 +28,7 @@
 
 use super::{Entry, FileHandle, FileStat, Result, StorageApi};
 use anyhow::Context;
-use s3hpc_client::{
-    read_exact_body, ErrorCode, ListRequest, ObjectInfo, PutBody, PutOptions, S3Client,
-};
+use s3hpc_client::{ErrorCode, ListRequest, ObjectInfo, PutBody, PutOptions, S3Client};
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -427,12 +425,10 @@ impl FileHandle for S3File<'_> {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let key = object_key(self.st.mode, self.path, &mut self.key, offset, buf.len());
         let bucket = &*self.bucket;
-        let mut got = self
-            .st
+        self.st
             .client
-            .get_object(bucket, key, None)
+            .get_object_into(bucket, key, buf)
             .with_context(|| format!("get {bucket}/{key}"))?;
-        read_exact_body(&mut got, buf).with_context(|| format!("get {bucket}/{key}"))?;
         Ok(())
     }
 

@@ -25,6 +25,9 @@ pub struct HttpClientConfig {
     pub region: String,
     /// `(access key, secret key)`; `None` sends unsigned requests.
     pub credentials: Option<(String, String)>,
+    /// A temporary credential's session token, sent as
+    /// `X-Amz-Security-Token` with every signed request.
+    pub session_token: Option<String>,
     /// Keep-alive connections kept per host: at least the number of
     /// threads sharing the client, or requests open new connections.
     pub max_connections: usize,
@@ -36,6 +39,7 @@ impl Default for HttpClientConfig {
             endpoint: "http://127.0.0.1:9000".into(),
             region: "us-east-1".into(),
             credentials: None,
+            session_token: None,
             max_connections: 256,
         }
     }
@@ -80,7 +84,10 @@ impl Transport {
         Ok(Transport {
             endpoint,
             region: c.region,
-            credentials: c.credentials.map(|(a, s)| Credentials::new(a, s)),
+            credentials: c.credentials.map(|(a, s)| match c.session_token {
+                Some(t) => Credentials::new_with_token(a, s, t),
+                None => Credentials::new(a, s),
+            }),
             agent,
         })
     }

@@ -10,7 +10,6 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod bucket;
-mod convert;
 mod object;
 mod service;
 mod status;
@@ -19,6 +18,7 @@ mod unsupported;
 
 pub use bucket::*;
 pub use object::*;
+pub use s3hpc_libs3_core::service::validate_bucket_name;
 pub use service::*;
 pub use status::{S3Status, ALL as ALL_STATUSES};
 pub use types::*;

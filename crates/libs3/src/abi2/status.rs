@@ -1,35 +1,15 @@
-//! `S3Status` of the libs3 2.0 ABI: a C int, never a Rust enum (C may hand
-//! us any value). The constants are declared in header order and numbered by
-//! position, as the C enum is; `tests/layout.rs` checks every one against
-//! the value the real header gives.
+//! `S3Status` of the libs3 2.0 ABI, declared in header order;
+//! `tests/layout.rs` checks every value against the real header.
 
-use crate::core::Failure;
 use s3hpc_client::ErrorCode;
-use std::ffi::{c_char, c_int};
+use s3hpc_libs3_core::{BucketNameProblem, Failure};
+use std::ffi::c_int;
 
 #[repr(transparent)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct S3Status(pub c_int);
 
-/// Declares one constant per status, numbered in order, and the table of
-/// their names that `S3_get_status_name` returns.
-macro_rules! statuses {
-    ($($name:ident),+ $(,)?) => {
-        #[allow(non_upper_case_globals)]
-        impl S3Status {
-            statuses!(@consts 0, $($name),+);
-        }
-        /// `(status, NUL-terminated name)` for every status, in order.
-        pub const ALL: &[(S3Status, &str)] = &[$((S3Status::$name, concat!(stringify!($name), "\0"))),+];
-    };
-    (@consts $n:expr, $name:ident $(, $rest:ident)*) => {
-        pub const $name: S3Status = S3Status($n);
-        statuses!(@consts $n + 1 $(, $rest)*);
-    };
-    (@consts $n:expr) => {};
-}
-
-statuses! {
+s3hpc_libs3_core::s3_statuses! {
     OK, InternalError, OutOfMemory,
     Interrupted, InvalidBucketNameTooLong, InvalidBucketNameFirstCharacter,
     InvalidBucketNameCharacter, InvalidBucketNameCharacterSequence, InvalidBucketNameTooShort,
@@ -72,31 +52,6 @@ statuses! {
     HttpErrorUnknown,
 }
 
-impl S3Status {
-    /// The name libs3 prints for this status (`"ErrorNoSuchKey"`), or
-    /// `"Unknown"`.
-    pub fn name_ptr(self) -> *const c_char {
-        let name = usize::try_from(self.0)
-            .ok()
-            .and_then(|i| ALL.get(i))
-            .map_or("Unknown\0", |(_, n)| n);
-        name.as_ptr().cast()
-    }
-
-    /// libs3's retry rule: network trouble and the server's transient errors.
-    pub fn is_retryable(self) -> bool {
-        matches!(
-            self,
-            S3Status::NameLookupError
-                | S3Status::FailedToConnect
-                | S3Status::ConnectionFailed
-                | S3Status::ErrorInternalError
-                | S3Status::ErrorOperationAborted
-                | S3Status::ErrorRequestTimeout
-        )
-    }
-}
-
 impl From<&Failure> for S3Status {
     fn from(f: &Failure) -> S3Status {
         match f {
@@ -107,6 +62,8 @@ impl From<&Failure> for S3Status {
             Failure::Callback(s) => S3Status(*s),
             Failure::BadArgument(_) => S3Status::ErrorInvalidArgument,
             Failure::NotSupported(_) => S3Status::ErrorNotImplemented,
+            Failure::BucketName(p) => bucket_name_status(*p),
+            Failure::UriTooLong => S3Status::UriTooLong,
             Failure::Internal(_) => S3Status::InternalError,
         }
     }
@@ -137,5 +94,16 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::AccessDenied => S3Status::ErrorAccessDenied,
         C::ServiceUnavailable => S3Status::FailedToConnect,
         C::InsufficientStorage | C::InternalError => S3Status::ErrorInternalError,
+    }
+}
+
+fn bucket_name_status(p: BucketNameProblem) -> S3Status {
+    match p {
+        BucketNameProblem::TooLong => S3Status::InvalidBucketNameTooLong,
+        BucketNameProblem::FirstCharacter => S3Status::InvalidBucketNameFirstCharacter,
+        BucketNameProblem::Character => S3Status::InvalidBucketNameCharacter,
+        BucketNameProblem::CharacterSequence => S3Status::InvalidBucketNameCharacterSequence,
+        BucketNameProblem::TooShort => S3Status::InvalidBucketNameTooShort,
+        BucketNameProblem::DotQuadNotation => S3Status::InvalidBucketNameDotQuadNotation,
     }
 }

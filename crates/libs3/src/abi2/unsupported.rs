@@ -1,10 +1,9 @@
 //! Calls outside the data path (ACLs, logging): they report ErrorNotImplemented through the
 //! complete callback (or their return value), never succeed silently.
 
-use super::convert::run;
 use super::types::*;
 use super::S3Status;
-use crate::core::Failure;
+use s3hpc_libs3_core::calls::not_supported;
 use std::ffi::{c_char, c_int, c_void};
 
 #[no_mangle]
@@ -78,14 +77,4 @@ pub unsafe extern "C" fn S3_set_server_access_logging(
 ) {
     // SAFETY: `handler` is NULL or valid, per the header.
     unsafe { not_supported(handler, data, "S3_set_server_access_logging") }
-}
-
-/// Answers a call outside the data path: `ErrorNotImplemented` through the
-/// complete callback, naming the call.
-///
-/// # Safety
-/// `handler` is NULL or a valid handler, as the header documents.
-unsafe fn not_supported(handler: *const S3ResponseHandler, data: *mut c_void, call: &'static str) {
-    // SAFETY: forwarded contract.
-    unsafe { run(handler, data, "", || Err(Failure::NotSupported(call))) }
 }

@@ -22,8 +22,24 @@ pub enum Failure {
     /// The call is outside the data path this library serves (ACLs,
     /// logging, ...).
     NotSupported(&'static str),
+    /// A bucket name libs3's rules reject.
+    BucketName(BucketNameProblem),
+    /// A presigned URL longer than the caller's buffer.
+    UriTooLong,
     /// A bug (a caught panic).
     Internal(String),
+}
+
+/// Why libs3's rules reject a bucket name; both ABIs have a status for
+/// each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BucketNameProblem {
+    TooLong,
+    FirstCharacter,
+    Character,
+    CharacterSequence,
+    TooShort,
+    DotQuadNotation,
 }
 
 impl Failure {
@@ -35,6 +51,8 @@ impl Failure {
             Failure::Aborted => "aborted by the data callback".to_string(),
             Failure::Callback(s) => format!("a callback returned status {s}"),
             Failure::BadArgument(what) => format!("missing or invalid argument: {what}"),
+            Failure::BucketName(p) => format!("invalid bucket name: {p:?}"),
+            Failure::UriTooLong => "the URL does not fit the buffer".to_string(),
             Failure::NotSupported(what) => {
                 format!("{what} is not supported by s3hpc's libs3 (data path only)")
             }
