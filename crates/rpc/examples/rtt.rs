@@ -1,14 +1,17 @@
-//! Per-operation cost of the remote transport against the embedded one:
-//! one client thread, each op timed over many repetitions. Shows how much
-//! of a metadata operation is the round trip, and what passing files (GET
-//! over a Unix socket) saves against streaming the bytes.
+//! Per-operation cost of the remote and HTTP transports against the
+//! embedded one: one client thread, each op timed over many repetitions.
+//! Shows how much of a metadata operation is the round trip, and what
+//! passing files (GET over a Unix socket) saves against streaming the bytes.
 //!
-//!     cargo run --release -p s3hpc-rpc --example rtt [-- ITERATIONS [DIR]]
+//!     cargo run --release -p s3hpc-rpc --example rtt [-- ITERATIONS [DIR [TRANSPORTS]]]
 //!
 //! DIR defaults to a temporary directory (on /tmp); pass one on tmpfs to
-//! take the disk out of the picture.
+//! take the disk out of the picture. TRANSPORTS is a comma list of columns
+//! to run (default all: embedded,unix,unix-no-fd,tcp,http); one alone suits
+//! `perf record`.
 
-use s3hpc_client::{EmbeddedClient, PutBody, PutOptions, S3Client};
+use s3hpc_client::{EmbeddedClient, HttpClient, PutBody, PutOptions, S3Client};
+use s3hpc_http::{AuthConfig, HttpServer};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions, RemoteClient};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
 use std::io::Read;
@@ -33,12 +36,15 @@ fn main() {
         None => tempfile::tempdir(),
     }
     .expect("temporary directory");
+    let only: Option<Vec<String>> = args
+        .next()
+        .map(|a| a.split(',').map(str::to_string).collect());
     let config = StoreConfig {
         etag: EtagPolicy::Fast,
         durability: Durability::None,
     };
     let store = Arc::new(Store::open(base.path().join("root"), config).expect("store"));
-    let embedded: Arc<dyn S3Client> = Arc::new(EmbeddedClient::new(store));
+    let embedded: Arc<dyn S3Client> = Arc::new(EmbeddedClient::new(store.clone()));
     let addrs = [
         Address::Unix(base.path().join("rtt.sock")),
         Address::Tcp("127.0.0.1:0".into()),
@@ -55,12 +61,27 @@ fn main() {
     let unix = connect(&gw.addresses()[0]);
     let tcp = connect(&gw.addresses()[1]);
     let frames = connect(&gw_frames.addresses()[0]);
-    let clients: [(&str, &dyn S3Client); 4] = [
+    let http_server = HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        store.clone(),
+        AuthConfig::single("rtt", "rtt-secret"),
+        &[],
+    )
+    .and_then(HttpServer::spawn)
+    .expect("HTTP server");
+    let http = HttpClient::with_credentials(&http_server.endpoint(), "rtt", "rtt-secret")
+        .expect("HTTP client");
+    let clients: Vec<(&str, &dyn S3Client)> = [
         ("embedded", embedded.as_ref()),
-        ("unix", &unix),
+        ("unix", &unix as &dyn S3Client),
         ("unix-no-fd", &frames),
         ("tcp", &tcp),
-    ];
+        ("http", &http),
+    ]
+    .into_iter()
+    .filter(|(name, _)| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name)))
+    .collect();
+    assert!(!clients.is_empty(), "TRANSPORTS names none of the columns");
     embedded.create_bucket("rtt").expect("bucket");
     let small = vec![7u8; 3901];
     let hard = vec![8u8; HARD];
@@ -84,6 +105,11 @@ fn main() {
             "head-bucket",
             Box::new(|c, _| c.head_bucket("rtt").unwrap()),
         ),
+        ("put-0", Box::new(|c, k| put(c, &format!("z{k}"), &[]))),
+        (
+            "delete-0",
+            Box::new(|c, k| c.delete_object("rtt", &format!("z{k}")).unwrap()),
+        ),
         ("put-3901", Box::new(|c, k| put(c, k, &small))),
         (
             "head",
@@ -102,7 +128,7 @@ fn main() {
         ("put-2MiB", Box::new(|c, k| put(c, &big_key(k, "e"), &easy))),
         ("get-2MiB", Box::new(|c, k| get(c, &big_key(k, "e"), EASY))),
     ];
-    println!("{n} iterations per op, one thread; microseconds per op (ratio to embedded)");
+    println!("{n} iterations per op, one thread; microseconds per op (the first column over each)");
     let mut head = format!("{:<12}{:>10}", "op", clients[0].0);
     for (name, _) in &clients[1..] {
         head += &format!("{name:>20}");
@@ -129,6 +155,8 @@ fn main() {
         }
         println!("{row}");
     }
+    drop(http);
+    http_server.shutdown().expect("HTTP server stop");
     gw.stop();
     gw_frames.stop();
 }

@@ -19,6 +19,7 @@ use s3hpc_store::{
     BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
     PutOptions, Result, S3Error, UploadInfo,
 };
+use std::io::Read;
 
 /// S3 over HTTP. Cheap to share between threads: connections are pooled.
 pub struct HttpClient {
@@ -62,11 +63,40 @@ impl HttpClient {
 }
 
 /// A GET body streamed from the connection (no local file behind it).
-struct HttpBody(ureq::BodyReader<'static>);
+struct HttpBody {
+    reader: ureq::BodyReader<'static>,
+    /// Bytes the answer still owes.
+    left: u64,
+}
 
-impl std::io::Read for HttpBody {
+impl HttpBody {
+    fn new(reader: ureq::BodyReader<'static>, length: u64) -> std::io::Result<HttpBody> {
+        let mut body = HttpBody {
+            reader,
+            left: length,
+        };
+        if length == 0 {
+            body.finish()?;
+        }
+        Ok(body)
+    }
+
+    /// ureq returns the connection to its pool only once a read has seen
+    /// the end; callers that read exactly the length never make that read,
+    /// and each GET would then cost a new connection.
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.reader.read(&mut [0u8; 1]).map(drop)
+    }
+}
+
+impl Read for HttpBody {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.read(buf)
+        let n = self.reader.read(buf)?;
+        self.left = self.left.saturating_sub(n as u64);
+        if n > 0 && self.left == 0 {
+            self.finish()?;
+        }
+        Ok(n)
     }
 }
 
@@ -188,7 +218,10 @@ impl S3Client for HttpClient {
             info,
             offset,
             length,
-            body: Box::new(HttpBody(resp.into_body().into_reader())),
+            body: Box::new(
+                HttpBody::new(resp.into_body().into_reader(), length)
+                    .map_err(|e| S3Error::from_io(&e, key))?,
+            ),
         })
     }
 
