@@ -3,12 +3,13 @@
 //! Shows how much of a metadata operation is the round trip, and what
 //! passing files (GET over a Unix socket) saves against streaming the bytes.
 //!
-//!     cargo run --release -p s3hpc-rpc --example rtt [-- ITERATIONS [DIR [TRANSPORTS]]]
+//!     cargo run --release -p s3hpc-rpc --example rtt [-- ITERATIONS [DIR [TRANSPORTS [OPS]]]]
 //!
 //! DIR defaults to a temporary directory (on /tmp); pass one on tmpfs to
 //! take the disk out of the picture. TRANSPORTS is a comma list of columns
-//! to run (default all: embedded,unix,unix-no-fd,tcp,http); one alone suits
-//! `perf record`.
+//! to run (default all: embedded,unix,unix-no-fd,tcp,http), OPS one of rows
+//! (default all; a GET needs its PUT before it, a delete its put): one
+//! transport and a few ops suit `perf record`.
 
 use s3hpc_client::{EmbeddedClient, HttpClient, PutBody, PutOptions, S3Client};
 use s3hpc_http::{AuthConfig, HttpServer};
@@ -36,9 +37,14 @@ fn main() {
         None => tempfile::tempdir(),
     }
     .expect("temporary directory");
-    let only: Option<Vec<String>> = args
-        .next()
-        .map(|a| a.split(',').map(str::to_string).collect());
+    let mut list = || -> Option<Vec<String>> {
+        args.next()
+            .map(|a| a.split(',').map(str::to_string).collect())
+    };
+    let (only, only_ops) = (list(), list());
+    let picked = |only: &Option<Vec<String>>, name: &str| {
+        only.as_ref().is_none_or(|o| o.iter().any(|x| x == name))
+    };
     let config = StoreConfig {
         etag: EtagPolicy::Fast,
         durability: Durability::None,
@@ -79,7 +85,7 @@ fn main() {
         ("http", &http),
     ]
     .into_iter()
-    .filter(|(name, _)| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name)))
+    .filter(|(name, _)| picked(&only, name))
     .collect();
     assert!(!clients.is_empty(), "TRANSPORTS names none of the columns");
     embedded.create_bucket("rtt").expect("bucket");
@@ -134,7 +140,7 @@ fn main() {
         head += &format!("{name:>20}");
     }
     println!("{head}");
-    for (name, op) in &ops {
+    for (name, op) in ops.iter().filter(|(name, _)| picked(&only_ops, name)) {
         let mut row = format!("{name:<12}");
         let mut base_us = 0.0;
         for (j, (_, c)) in clients.iter().enumerate() {
