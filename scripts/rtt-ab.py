@@ -17,16 +17,20 @@ import sys
 
 
 def run(binary, args):
-    """{op: {column: microseconds}} from one run of the rtt example."""
+    """{(measure, op): {column: microseconds}} from one run of the rtt
+    example; measure is `wall` or `cpu` (the process's CPU time, which a
+    busy machine distorts less)."""
     out = subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
-    lines = out.splitlines()
-    header = next(i for i, l in enumerate(lines) if l.startswith("op "))
-    columns = lines[header].split()[1:]
-    result = {}
-    for line in lines[header + 1:]:
-        fields = [f for f in line.split() if not f.startswith("(")]
-        if len(fields) == len(columns) + 1:
-            result[fields[0]] = dict(zip(columns, map(float, fields[1:])))
+    result, measure, columns = {}, "wall", []
+    for line in out.splitlines():
+        if "iterations per op" in line:
+            measure = "cpu" if "CPU" in line else "wall"
+        elif line.startswith("op "):
+            columns = line.split()[1:]
+        else:
+            fields = [f for f in line.split() if not f.startswith("(")]
+            if columns and len(fields) == len(columns) + 1:
+                result[(measure, fields[0])] = dict(zip(columns, map(float, fields[1:])))
     return result
 
 
@@ -47,13 +51,13 @@ def main():
             print(f"round {i + 1}/{a.rounds}: {which} done", file=sys.stderr)
     first = runs["old"][0]
     print(f"median of {a.rounds} alternating runs, microseconds per op")
-    print(f"{'op':<12}{'column':<12}{'old':>10}{'new':>10}{'new/old':>9}")
+    print(f"{'measure':<8}{'op':<12}{'column':<12}{'old':>10}{'new':>10}{'new/old':>9}")
     both = [op for op in first if all(op in r for r in runs["old"] + runs["new"])]
     for op in both:
         for col in first[op]:
             old = statistics.median(r[op][col] for r in runs["old"])
             new = statistics.median(r[op][col] for r in runs["new"])
-            print(f"{op:<12}{col:<12}{old:>10.1f}{new:>10.1f}{new / old:>9.2f}")
+            print(f"{op[0]:<8}{op[1]:<12}{col:<12}{old:>10.1f}{new:>10.1f}{new / old:>9.2f}")
 
 
 if __name__ == "__main__":

@@ -17,13 +17,19 @@ use s3hpc_rpc::{Address, Gateway, GatewayOptions, RemoteClient};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
 use std::io::Read;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// IOR-hard's transfer size, and IOR-easy's.
 const HARD: usize = 47008;
 const EASY: usize = 2 << 20;
 /// Large objects rotate over this many keys, to bound the space used.
 const BIG_KEYS: usize = 8;
+
+/// CPU time this process has used so far, in all its threads.
+fn process_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
 
 type Op<'a> = Box<dyn Fn(&dyn S3Client, &str) + 'a>;
 
@@ -134,32 +140,42 @@ fn main() {
         ("put-2MiB", Box::new(|c, k| put(c, &big_key(k, "e"), &easy))),
         ("get-2MiB", Box::new(|c, k| get(c, &big_key(k, "e"), EASY))),
     ];
-    println!("{n} iterations per op, one thread; microseconds per op (the first column over each)");
-    let mut head = format!("{:<12}{:>10}", "op", clients[0].0);
-    for (name, _) in &clients[1..] {
-        head += &format!("{name:>20}");
-    }
-    println!("{head}");
+    // Wall time, and the CPU time of the whole process (client and servers
+    // alike), which a busy machine distorts less.
+    let mut tables = [String::new(), String::new()];
     for (name, op) in ops.iter().filter(|(name, _)| picked(&only_ops, name)) {
-        let mut row = format!("{name:<12}");
-        let mut base_us = 0.0;
+        let mut rows = [format!("{name:<12}"), format!("{name:<12}")];
+        let mut base = [0.0; 2];
         for (j, (_, c)) in clients.iter().enumerate() {
             // Keys of their own per client: every put creates, every
             // delete removes.
             let keys: Vec<String> = (0..n).map(|i| format!("{j}-{i}")).collect();
-            let t = Instant::now();
+            let (t, cpu) = (Instant::now(), process_cpu());
             for key in &keys {
                 op(*c, key);
             }
-            let us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
-            if j == 0 {
-                base_us = us;
-                row += &format!("{us:>10.2}");
-            } else {
-                row += &format!("{us:>12.2} ({:>4.2})", base_us / us);
+            let took = [t.elapsed(), process_cpu() - cpu];
+            for (k, row) in rows.iter_mut().enumerate() {
+                let us = took[k].as_secs_f64() * 1e6 / n as f64;
+                if j == 0 {
+                    base[k] = us;
+                    *row += &format!("{us:>10.2}");
+                } else {
+                    *row += &format!("{us:>12.2} ({:>4.2})", base[k] / us);
+                }
             }
         }
-        println!("{row}");
+        for (table, row) in tables.iter_mut().zip(rows) {
+            *table += &format!("{row}\n");
+        }
+    }
+    let mut head = format!("{:<12}{:>10}", "op", clients[0].0);
+    for (name, _) in &clients[1..] {
+        head += &format!("{name:>20}");
+    }
+    for (what, table) in ["wall", "CPU (all threads)"].iter().zip(tables) {
+        println!("{n} iterations per op, one thread; {what} microseconds per op (the first column over each)");
+        println!("{head}\n{table}");
     }
     drop(http);
     http_server.shutdown().expect("HTTP server stop");
