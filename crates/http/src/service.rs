@@ -14,11 +14,16 @@ pub(crate) struct Engine {
     pub store: Arc<Store>,
 }
 
-/// Runs a short file-system call on this worker thread, telling tokio to
-/// move other tasks elsewhere meanwhile (cheaper than a trip to the
-/// blocking pool for a single stat or unlink).
+/// Runs a short file-system call (a stat, an unlink, an open, one chunk
+/// of data) right here on the async worker. Any hand-off costs more than
+/// the call: `block_in_place` moves the worker's scheduler to another thread
+/// every time, which was a quarter of the server's CPU time per request
+/// (futex wake-ups, context switches; docs/benchmarks.md). The price is
+/// nginx's: a file system that stalls holds up this worker's other
+/// connections meanwhile. Long calls (streamed bodies, multipart
+/// assembly, batch deletes) still leave the worker.
 fn run<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
-    tokio::task::block_in_place(f).map_err(s3_error)
+    f().map_err(s3_error)
 }
 
 fn max_keys(n: Option<i32>) -> S3Result<usize> {
@@ -342,7 +347,7 @@ impl S3 for Engine {
             i.if_modified_since.as_ref(),
             i.if_unmodified_since.as_ref(),
         )?;
-        let stream = tokio::task::block_in_place(|| GetStream::start(stream, length))
+        let stream = GetStream::start(stream, length)
             .map_err(|e| s3_error(s3hpc_store::S3Error::from_io(&e, &info.key)))?;
         let content_range = range.map(|_| {
             format!(
