@@ -20,7 +20,7 @@ from collections import Counter
 USER_RULES = [
     ("SigV4/V2 check (s3s)", ["s3s::sig_v4", "s3s::sig_v2", "s3s::ops::signature",
                               "s3s::utils::crypto", "s3s::auth"]),
-    ("SigV4 signing (rusty-s3)", ["rusty_s3::signing", "rusty_s3::sign"]),
+    ("SigV4 signing (client)", ["rusty_s3::signing", "rusty_s3::sign", "s3hpc_client::http::sigv4"]),
     ("URL building (client)", ["rusty_s3::", "url::"]),
     ("XML and DTO conversion (s3s)", ["s3s::xml", "quick_xml", "s3s::dto", "s3s::ops::generated",
                                       "s3s::http", "s3s::ops", "s3s::service", "s3s::"]),
