@@ -47,7 +47,7 @@ impl ObjectReader {
             let room = want - (buf.len() - start);
             let spare = &mut buf.spare_capacity_mut()[..room];
             match rustix::io::read(self.file.get_ref(), spare) {
-                Ok((filled, _)) if filled.is_empty() => break,
+                Ok(([], _)) => break,
                 Ok((filled, _)) => {
                     let n = filled.len();
                     // SAFETY: the kernel initialized these `n` bytes of
