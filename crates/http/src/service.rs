@@ -20,10 +20,19 @@ pub(crate) struct Engine {
 /// every time, which was a quarter of the server's CPU time per request
 /// (futex wake-ups, context switches; docs/benchmarks.md). The price is
 /// nginx's: a file system that stalls holds up this worker's other
-/// connections meanwhile. Long calls (streamed bodies, multipart
-/// assembly, batch deletes) still leave the worker.
+/// connections meanwhile. Writes (`run_write`) and long calls (streamed
+/// bodies, multipart assembly, batch deletes) still leave the worker.
 fn run<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
     f().map_err(s3_error)
+}
+
+/// Runs a write of a PUT body that came whole (create, write, link) with the
+/// worker's other tasks moved to another thread meanwhile. A write can wait
+/// milliseconds on a busy file system's journal or allocator, far longer
+/// than the hand-off costs; inline, it held up the other connections of the
+/// worker (IO500 write phases at about half the rate on a loaded ext4).
+fn run_write<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
+    tokio::task::block_in_place(f).map_err(s3_error)
 }
 
 fn max_keys(n: Option<i32>) -> S3Result<usize> {
@@ -66,7 +75,7 @@ where
         if let Some(m) = md5 {
             m.verify().map_err(s3_error)?;
         }
-        return run(|| write(PutBody::Bytes(&[])));
+        return run_write(|| write(PutBody::Bytes(&[])));
     };
     let incoming = body::receive(body)
         .await
@@ -77,7 +86,7 @@ where
                 m.update(&bytes);
                 m.verify().map_err(s3_error)?;
             }
-            run(|| write(PutBody::Bytes(&bytes)))
+            run_write(|| write(PutBody::Bytes(&bytes)))
         }
         Incoming::Partial { head, rest } => {
             let (tx, rx) = body::channel();

@@ -2,7 +2,7 @@
 //!
 //! Why not a crate: rusty-s3 signs only presigned URLs, whose six query
 //! parameters both sides then encode, parse and sort on every request
-//! (a third of the client's CPU time and a fifth of the server's for a small
+//! (a third of the client's CPU time and about a tenth of the server's for a small
 //! request, docs/benchmarks.md), and `aws-sigv4` brings the AWS SDK's
 //! runtime crates. The algorithm is short and fixed; `sha2` and `hmac` do
 //! the cryptography, the derived signing key is kept for the day it is
