@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The comparison table of scripts/peers-http.sh: per IO500 phase, POSIX,
 s3hpc's HTTP server, MinIO and versitygw (medians over the repetitions of
-each run), s3hpc over the better peer, and whether the target is met
-(3x on IOR phases, 5x on mdtest and find), as Markdown; then the median
-HEAD latency of each server.
+each run), s3hpc over the better peer, the same with each server's figure
+taken as a ratio to the POSIX run beside it (which takes out how busy the
+machine was during each server's run), and whether the target is met on
+that (3x on IOR phases, 5x on mdtest and find), as Markdown; then the
+median HEAD latency of each server.
 
     scripts/peers-table.py DIR        # DIR/results-{s3hpc,minio,versitygw}.json
 """
@@ -18,15 +20,17 @@ SERVERS = ("s3hpc", "minio", "versitygw")
 
 def load(path):
     doc = json.loads(path.read_text())
-    medians = {}
+    medians, ratios = {}, {}
     for row in doc["summary"] + doc["score_summary"]:
         name = row.get("phase") or row.get("score")
         medians[(row["backend"], name)] = (row["median"], row["unit"])
+        if "ratio_median" in row:
+            ratios[(row["backend"], name)] = row["ratio_median"]
     # Median of each repetition's p50 latency of the http backend's HEADs.
     heads = [r["latency"]["p50"] for r in doc["results"]
              if r.get("backend") == "http" and r.get("phase") == "mdtest-easy-stat"
              and r.get("latency")]
-    return medians, statistics.median(heads) if heads else None
+    return medians, statistics.median(heads) if heads else None, ratios
 
 
 def target(phase):
@@ -43,7 +47,8 @@ def main():
     ours = runs["s3hpc"][0]
     phases = [name for (backend, name) in ours if backend == "http"]
     peers = [s for s in SERVERS[1:] if s in runs]
-    head = ["phase", "unit", "posix", "s3hpc http"] + peers + ["s3hpc / better peer", "target"]
+    head = ["phase", "unit", "posix", "s3hpc http"] + peers + [
+        "s3hpc / better peer", "same, each / its POSIX", "target"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for phase in phases:
@@ -53,16 +58,19 @@ def main():
         peer_values = [runs[p][0].get(("http", phase), (None, None))[0] for p in peers]
         cells += [f"{v:.4g}" if v is not None else "" for v in peer_values]
         best = max((v for v in peer_values if v), default=None)
-        if best:
-            ratio = value / best
-            is_score = phase.startswith("score") or phase in ("bandwidth", "iops", "total")
-            goal = "" if is_score else f"{target(phase):g}x " + ("met" if ratio >= target(phase) else "**not met**")
-            cells += [f"{ratio:.1f}x", goal]
+        our_r = runs["s3hpc"][2].get(("http", phase))
+        peer_r = [runs[p][2].get(("http", phase)) for p in peers]
+        best_r = max((r for r in peer_r if r), default=None)
+        if best and our_r and best_r:
+            norm = our_r / best_r
+            is_score = phase in ("bandwidth", "iops", "total")
+            goal = "" if is_score else f"{target(phase):g}x " + ("met" if norm >= target(phase) else "**not met**")
+            cells += [f"{value / best:.1f}x", f"{norm:.1f}x", goal]
         else:
-            cells += ["", ""]
+            cells += ["", "", ""]
         print("| " + " | ".join(cells) + " |")
     print()
-    for s, (_, head_p50) in runs.items():
+    for s, (_, head_p50, _) in runs.items():
         if head_p50 is not None:
             print(f"median HEAD latency (mdtest-easy-stat p50), {s}: {head_p50 * 1e6:.0f} us")
 
