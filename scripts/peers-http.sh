@@ -9,7 +9,8 @@
 #
 # Usage: scripts/peers-http.sh [--minio PATH] [--versitygw PATH] [--dir DIR]
 #        [-- extra `s3hpc bench io500` arguments, e.g. --stonewall 2 --ranks 2]
-# Results: DIR/results-<server>.json and the tables on stdout.
+# Results: DIR/results-<server>.json, each run's tables on stdout, and at
+# the end the comparison of the three (scripts/peers-table.py DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minio= versitygw= dir=/tmp/s3hpc-peers
@@ -60,3 +61,5 @@ if [ -n "$versitygw" ]; then
     pids+=($!); wait_port "$port"
     bench versitygw posix,http --endpoint "http://127.0.0.1:$port"
 fi
+echo "=== comparison (medians; s3hpc over the better peer)"
+python3 scripts/peers-table.py "$dir"

@@ -20,64 +20,76 @@ pub const CHUNK: usize = 1 << 20;
 /// Chunks queued between the network and the blocking writer.
 const QUEUE: usize = 4;
 
-/// Reads up to one chunk from a blocking reader.
-fn read_chunk(reader: &mut dyn Read, want: usize) -> io::Result<Bytes> {
-    let mut buf = vec![0u8; want.min(CHUNK)];
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    buf.truncate(filled);
+/// Reads up to `want` bytes (one chunk at most) of an object.
+fn read_chunk(reader: &mut ObjectReader, want: usize) -> io::Result<Bytes> {
+    let mut buf = Vec::new();
+    reader.read_into(&mut buf, want.min(CHUNK))?;
     Ok(Bytes::from(buf))
 }
 
 /// A GET body: the first chunk, read with the open, and then one blocking
-/// read per chunk, each on the blocking pool. A client that stops reading
+/// read per chunk on the blocking pool, each started as soon as the chunk
+/// before it is handed to hyper, so reading the file and writing the socket
+/// overlap. At most two chunks are in memory; a client that stops reading
 /// stops the reads (backpressure), and dropping the stream closes the file.
 pub struct GetStream {
     // A Mutex only to make the stream `Sync`, as s3s requires; never contended.
     state: Mutex<GetState>,
 }
 
-enum GetState {
-    /// `next` is sent first; `remaining` bytes follow it from `reader`.
-    Ready {
-        next: Option<Bytes>,
-        reader: ObjectReader,
-        remaining: u64,
-    },
-    Reading {
-        task: JoinHandle<(ObjectReader, io::Result<Bytes>)>,
-        remaining: u64,
-    },
-    Done,
+struct GetState {
+    /// The first chunk, until it is sent.
+    first: Option<Bytes>,
+    /// The file, when no read is in flight.
+    reader: Option<ObjectReader>,
+    /// The read in flight, which gives the file back with its chunk.
+    reading: Option<JoinHandle<(ObjectReader, io::Result<Bytes>)>>,
+    /// Bytes not yet asked of the file.
+    unread: u64,
+}
+
+impl GetState {
+    /// Starts reading the next chunk, if any is left and none is in flight.
+    fn read_ahead(&mut self) {
+        if self.unread == 0 || self.reading.is_some() {
+            return;
+        }
+        let Some(mut reader) = self.reader.take() else {
+            return;
+        };
+        let want = self.unread.min(CHUNK as u64) as usize;
+        self.unread -= want as u64;
+        self.reading = Some(tokio::task::spawn_blocking(move || {
+            let got = read_chunk(&mut reader, want)
+                .and_then(|c| check_not_short(&c, want as u64).map(|_| c));
+            (reader, got)
+        }));
+    }
 }
 
 impl GetStream {
-    /// Reads the first chunk of `length` bytes from `reader` (call this on
-    /// a blocking thread): objects that fit in one chunk need no more trips
-    /// to the blocking pool.
+    /// Reads the first chunk of `length` bytes from `reader` (on this
+    /// thread: it is one read of the page cache, cheaper than a hand-off):
+    /// objects that fit in one chunk need no trip to the blocking pool.
     pub fn start(mut reader: ObjectReader, length: u64) -> io::Result<GetStream> {
-        let first = read_chunk(&mut reader, length.min(CHUNK as u64) as usize)?;
-        check_not_short(&first, length)?;
-        let remaining = length - first.len() as u64;
+        let want = length.min(CHUNK as u64);
+        let first = read_chunk(&mut reader, want as usize)?;
+        check_not_short(&first, want)?;
         Ok(GetStream {
-            state: Mutex::new(GetState::Ready {
-                next: (!first.is_empty()).then_some(first),
-                reader,
-                remaining,
+            state: Mutex::new(GetState {
+                unread: length - first.len() as u64,
+                first: (!first.is_empty()).then_some(first),
+                reader: Some(reader),
+                reading: None,
             }),
         })
     }
 }
 
+/// A chunk shorter than asked for means the file lost bytes since its
+/// length was taken; the answer's Content-Length can no longer be met.
 fn check_not_short(chunk: &Bytes, wanted: u64) -> io::Result<()> {
-    if chunk.is_empty() && wanted > 0 {
+    if (chunk.len() as u64) < wanted {
         return Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,
             "the object shrank while it was read",
@@ -91,56 +103,30 @@ impl Stream for GetStream {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            match std::mem::replace(&mut *state, GetState::Done) {
-                GetState::Done => return Poll::Ready(None),
-                GetState::Ready {
-                    next,
-                    reader,
-                    remaining,
-                } => {
-                    if let Some(chunk) = next {
-                        *state = GetState::Ready {
-                            next: None,
-                            reader,
-                            remaining,
-                        };
-                        return Poll::Ready(Some(Ok(chunk)));
-                    }
-                    if remaining == 0 {
-                        return Poll::Ready(None);
-                    }
-                    let want = remaining.min(CHUNK as u64) as usize;
-                    let mut reader = reader;
-                    let task = tokio::task::spawn_blocking(move || {
-                        let got = read_chunk(&mut reader, want);
-                        (reader, got)
-                    });
-                    *state = GetState::Reading { task, remaining };
-                }
-                GetState::Reading {
-                    mut task,
-                    remaining,
-                } => match Pin::new(&mut task).poll(cx) {
-                    Poll::Pending => {
-                        *state = GetState::Reading { task, remaining };
-                        return Poll::Pending;
-                    }
-                    Poll::Ready(Err(e)) => return Poll::Ready(Some(Err(io::Error::other(e)))),
-                    Poll::Ready(Ok((reader, got))) => {
-                        let chunk =
-                            match got.and_then(|c| check_not_short(&c, remaining).map(|_| c)) {
-                                Ok(c) => c,
-                                Err(e) => return Poll::Ready(Some(Err(e))),
-                            };
-                        *state = GetState::Ready {
-                            remaining: remaining - chunk.len() as u64,
-                            next: Some(chunk),
-                            reader,
-                        };
-                    }
-                },
+        if let Some(chunk) = state.first.take() {
+            state.read_ahead();
+            return Poll::Ready(Some(Ok(chunk)));
+        }
+        let Some(task) = state.reading.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let (reader, got) = match Pin::new(task).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Err(e)) => {
+                state.reading = None;
+                return Poll::Ready(Some(Err(io::Error::other(e))));
             }
+            Poll::Ready(Ok(done)) => done,
+        };
+        state.reading = None;
+        match got {
+            Ok(chunk) => {
+                state.reader = Some(reader);
+                state.read_ahead();
+                Poll::Ready(Some(Ok(chunk)))
+            }
+            // The reader is dropped: nothing more is read or sent.
+            Err(e) => Poll::Ready(Some(Err(e))),
         }
     }
 }

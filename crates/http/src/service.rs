@@ -14,10 +14,24 @@ pub(crate) struct Engine {
     pub store: Arc<Store>,
 }
 
-/// Runs a short file-system call on this worker thread, telling tokio to
-/// move other tasks elsewhere meanwhile (cheaper than a trip to the
-/// blocking pool for a single stat or unlink).
+/// Runs a short file-system call (a stat, an unlink, an open, one chunk
+/// of data) right here on the async worker. Any hand-off costs more than
+/// the call: `block_in_place` moves the worker's scheduler to another thread
+/// every time, which was a quarter of the server's CPU time per request
+/// (futex wake-ups, context switches; docs/benchmarks.md). The price is
+/// nginx's: a file system that stalls holds up this worker's other
+/// connections meanwhile. Writes (`run_write`) and long calls (streamed
+/// bodies, multipart assembly, batch deletes) still leave the worker.
 fn run<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
+    f().map_err(s3_error)
+}
+
+/// Runs a write of a PUT body that came whole (create, write, link) with the
+/// worker's other tasks moved to another thread meanwhile. A write can wait
+/// milliseconds on a busy file system's journal or allocator, far longer
+/// than the hand-off costs; inline, it held up the other connections of the
+/// worker (IO500 write phases at about half the rate on a loaded ext4).
+fn run_write<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
     tokio::task::block_in_place(f).map_err(s3_error)
 }
 
@@ -61,7 +75,7 @@ where
         if let Some(m) = md5 {
             m.verify().map_err(s3_error)?;
         }
-        return run(|| write(PutBody::Bytes(&[])));
+        return run_write(|| write(PutBody::Bytes(&[])));
     };
     let incoming = body::receive(body)
         .await
@@ -72,7 +86,7 @@ where
                 m.update(&bytes);
                 m.verify().map_err(s3_error)?;
             }
-            run(|| write(PutBody::Bytes(&bytes)))
+            run_write(|| write(PutBody::Bytes(&bytes)))
         }
         Incoming::Partial { head, rest } => {
             let (tx, rx) = body::channel();
@@ -342,7 +356,7 @@ impl S3 for Engine {
             i.if_modified_since.as_ref(),
             i.if_unmodified_since.as_ref(),
         )?;
-        let stream = tokio::task::block_in_place(|| GetStream::start(stream, length))
+        let stream = GetStream::start(stream, length)
             .map_err(|e| s3_error(s3hpc_store::S3Error::from_io(&e, &info.key)))?;
         let content_range = range.map(|_| {
             format!(

@@ -198,6 +198,27 @@ fn range(env: &Env, key: &str, r: ByteRange) -> Result<(u64, u64, Vec<u8>)> {
 }
 
 #[test]
+fn read_into_appends_in_chunks_and_stops_at_the_range_end() {
+    let env = Env::new();
+    let data = pattern(1000, 5);
+    env.put("chunked", &data);
+    let range = ByteRange::FromTo {
+        first: 100,
+        last: Some(349),
+    };
+    let mut g = env
+        .store
+        .get_object(BUCKET, "chunked", Some(range))
+        .unwrap();
+    let mut buf = b"head".to_vec();
+    assert_eq!(g.body.read_into(&mut buf, 100).unwrap(), 100);
+    assert_eq!(g.body.read_into(&mut buf, 1000).unwrap(), 150);
+    assert_eq!(g.body.read_into(&mut buf, 1000).unwrap(), 0);
+    assert_eq!(&buf[..4], b"head");
+    assert_eq!(&buf[4..], &data[100..350]);
+}
+
+#[test]
 fn get_ranges() {
     let env = Env::new();
     let data = pattern(1000, 3);

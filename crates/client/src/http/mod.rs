@@ -1,24 +1,27 @@
 //! The HTTP transport: S3 REST over any endpoint (s3hpc's server, MinIO,
 //! versitygw, AWS), path style, signed with SigV4.
 //!
-//! `rusty-s3` signs (query-string SigV4 with an unsigned payload, which
-//! every S3 server accepts and which needs no hashing of the body), `ureq`
-//! sends, blocking and with pooled keep-alive connections: the shape of a
-//! benchmark rank. Bodies stream in both directions.
+//! Requests carry SigV4 in the `Authorization` header with an unsigned
+//! payload, which every S3 server accepts and which needs no hashing of the
+//! body (`sigv4.rs`); `ureq` sends, blocking and with pooled keep-alive
+//! connections: the shape of a benchmark rank. Bodies stream in both
+//! directions.
 
 mod request;
 mod response;
+mod sigv4;
 mod xml;
 
 use crate::{GetObject, S3Client};
 pub use request::HttpClientConfig;
 use request::{Body, Call};
 use response::{object_info, parse_time};
-use rusty_s3::Method;
 use s3hpc_store::{
     BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
     PutOptions, Result, S3Error, UploadInfo,
 };
+use std::io::Read;
+use ureq::http::Method;
 
 /// S3 over HTTP. Cheap to share between threads: connections are pooled.
 pub struct HttpClient {
@@ -62,11 +65,40 @@ impl HttpClient {
 }
 
 /// A GET body streamed from the connection (no local file behind it).
-struct HttpBody(ureq::BodyReader<'static>);
+struct HttpBody {
+    reader: ureq::BodyReader<'static>,
+    /// Bytes the answer still owes.
+    left: u64,
+}
 
-impl std::io::Read for HttpBody {
+impl HttpBody {
+    fn new(reader: ureq::BodyReader<'static>, length: u64) -> std::io::Result<HttpBody> {
+        let mut body = HttpBody {
+            reader,
+            left: length,
+        };
+        if length == 0 {
+            body.finish()?;
+        }
+        Ok(body)
+    }
+
+    /// ureq returns the connection to its pool only once a read has seen
+    /// the end; callers that read exactly the length never make that read,
+    /// and each GET would then cost a new connection.
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.reader.read(&mut [0u8; 1]).map(drop)
+    }
+}
+
+impl Read for HttpBody {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.read(buf)
+        let n = self.reader.read(buf)?;
+        self.left = self.left.saturating_sub(n as u64);
+        if n > 0 && self.left == 0 {
+            self.finish()?;
+        }
+        Ok(n)
     }
 }
 
@@ -114,19 +146,19 @@ impl S3Client for HttpClient {
     }
 
     fn create_bucket(&self, bucket: &str) -> Result<()> {
-        self.call(Method::Put, bucket, None).send().map(drop)
+        self.call(Method::PUT, bucket, None).send().map(drop)
     }
 
     fn delete_bucket(&self, bucket: &str) -> Result<()> {
-        self.call(Method::Delete, bucket, None).send().map(drop)
+        self.call(Method::DELETE, bucket, None).send().map(drop)
     }
 
     fn head_bucket(&self, bucket: &str) -> Result<()> {
-        self.call(Method::Head, bucket, None).send().map(drop)
+        self.call(Method::HEAD, bucket, None).send().map(drop)
     }
 
     fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
-        let doc = Call::new(&self.inner, Method::Get, None, None).send_for_xml(Body::Empty)?;
+        let doc = Call::new(&self.inner, Method::GET, None, None).send_for_xml(Body::Empty)?;
         xml::blocks(&doc, "Bucket")
             .into_iter()
             .map(|b| {
@@ -145,13 +177,13 @@ impl S3Client for HttpClient {
         body: PutBody<'_>,
         opts: &PutOptions,
     ) -> Result<String> {
-        let resp = with_put_options(self.call(Method::Put, bucket, Some(key)), opts)
+        let resp = with_put_options(self.call(Method::PUT, bucket, Some(key)), opts)
             .send_body(body_of(body))?;
         response::etag(&resp)
     }
 
     fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
-        let mut call = self.call(Method::Get, bucket, Some(key));
+        let mut call = self.call(Method::GET, bucket, Some(key));
         if let Some(r) = range {
             if let ByteRange::FromTo {
                 first,
@@ -188,24 +220,27 @@ impl S3Client for HttpClient {
             info,
             offset,
             length,
-            body: Box::new(HttpBody(resp.into_body().into_reader())),
+            body: Box::new(
+                HttpBody::new(resp.into_body().into_reader(), length)
+                    .map_err(|e| S3Error::from_io(&e, key))?,
+            ),
         })
     }
 
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
-        let resp = self.call(Method::Head, bucket, Some(key)).send()?;
+        let resp = self.call(Method::HEAD, bucket, Some(key)).send()?;
         object_info(key, &resp)
     }
 
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
-        self.call(Method::Delete, bucket, Some(key))
+        self.call(Method::DELETE, bucket, Some(key))
             .send()
             .map(drop)
     }
 
     fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
         let mut call = self
-            .call(Method::Get, bucket, None)
+            .call(Method::GET, bucket, None)
             .query("list-type", "2")
             .query("encoding-type", "url");
         if !req.prefix.is_empty() {
@@ -264,7 +299,7 @@ impl S3Client for HttpClient {
         request::check_key(src_key)?;
         let source = format!("/{src_bucket}/{}", s3hpc_store::url_encode(src_key));
         let mut call = self
-            .call(Method::Put, dst_bucket, Some(dst_key))
+            .call(Method::PUT, dst_bucket, Some(dst_key))
             .header("x-amz-copy-source", source);
         if let Some(o) = opts {
             call = with_put_options(call.header("x-amz-metadata-directive", "REPLACE"), o);
@@ -279,7 +314,7 @@ impl S3Client for HttpClient {
         key: &str,
         opts: &PutOptions,
     ) -> Result<String> {
-        let doc = with_put_options(self.call(Method::Post, bucket, Some(key)), opts)
+        let doc = with_put_options(self.call(Method::POST, bucket, Some(key)), opts)
             .query("uploads", "")
             .send_for_xml(Body::Empty)?;
         xml::text(&doc, "UploadId").ok_or_else(|| {
@@ -299,7 +334,7 @@ impl S3Client for HttpClient {
         body: PutBody<'_>,
     ) -> Result<String> {
         let resp = self
-            .call(Method::Put, bucket, Some(key))
+            .call(Method::PUT, bucket, Some(key))
             .query("partNumber", part_number.to_string())
             .query("uploadId", upload_id)
             .send_body(body_of(body))?;
@@ -321,7 +356,7 @@ impl S3Client for HttpClient {
             ));
         }
         doc.push_str("</CompleteMultipartUpload>");
-        self.call(Method::Post, bucket, Some(key))
+        self.call(Method::POST, bucket, Some(key))
             .query("uploadId", upload_id)
             .header("content-type", "application/xml")
             .send_for_xml(Body::Bytes(doc.as_bytes()))?;
@@ -329,7 +364,7 @@ impl S3Client for HttpClient {
     }
 
     fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
-        self.call(Method::Delete, bucket, Some(key))
+        self.call(Method::DELETE, bucket, Some(key))
             .query("uploadId", upload_id)
             .send()
             .map(drop)
@@ -340,7 +375,7 @@ impl S3Client for HttpClient {
         let mut marker = None::<String>;
         loop {
             let mut call = self
-                .call(Method::Get, bucket, Some(key))
+                .call(Method::GET, bucket, Some(key))
                 .query("uploadId", upload_id);
             if let Some(m) = &marker {
                 call = call.query("part-number-marker", m);
@@ -369,7 +404,7 @@ impl S3Client for HttpClient {
         let mut uploads = Vec::new();
         let mut markers = None::<(String, String)>;
         loop {
-            let mut call = self.call(Method::Get, bucket, None).query("uploads", "");
+            let mut call = self.call(Method::GET, bucket, None).query("uploads", "");
             if !prefix.is_empty() {
                 call = call.query("prefix", prefix);
             }

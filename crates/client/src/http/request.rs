@@ -1,18 +1,17 @@
 //! Building, signing and sending one request.
 
 use super::response::error_for;
-use jiff::Timestamp;
-use rusty_s3::{Bucket, Credentials, Method, UrlStyle};
+use super::sigv4::{self, Signer, UNSIGNED_PAYLOAD};
 use s3hpc_store::{ErrorCode, Result, S3Error};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use ureq::http::{Response, StatusCode};
+use ureq::http::{Method, Response, StatusCode};
 use url::Url;
 
-/// How long a signature stays valid: well within any server's 15-minute
-/// clock-skew window, long enough for a slow upload to start.
-const SIGNATURE_LIFETIME: Duration = Duration::from_secs(900);
+/// How long a presigned request stays valid: well within any server's
+/// 15-minute clock-skew window, long enough for a slow upload to start.
+const PRESIGNED_LIFETIME: Duration = Duration::from_secs(900);
 /// Largest XML answer read into memory (a listing page is far smaller).
 const MAX_XML: u64 = 64 << 20;
 
@@ -57,9 +56,16 @@ impl std::fmt::Debug for HttpClientConfig {
 }
 
 pub(crate) struct Transport {
-    endpoint: Url,
-    region: String,
-    credentials: Option<Credentials>,
+    /// `scheme://host[:port]`.
+    origin: String,
+    /// The endpoint's path (encoded), which every request path starts with.
+    path_prefix: String,
+    /// The `Host` header, which is signed.
+    host: String,
+    signer: Option<Signer>,
+    /// Sent (and signed) as `x-amz-security-token` with temporary
+    /// credentials.
+    session_token: Option<String>,
     agent: ureq::Agent,
 }
 
@@ -69,12 +75,27 @@ impl Transport {
             .endpoint
             .parse()
             .map_err(|e| format!("endpoint {:?} is not a URL: {e}", c.endpoint))?;
-        if !matches!(endpoint.scheme(), "http" | "https") || endpoint.host_str().is_none() {
+        let Some(host) = endpoint
+            .host_str()
+            .filter(|_| matches!(endpoint.scheme(), "http" | "https"))
+        else {
             return Err(format!(
                 "endpoint {:?} must be http://HOST[:PORT] or https://HOST[:PORT]",
                 c.endpoint
             ));
+        };
+        if endpoint.query().is_some() || endpoint.fragment().is_some() {
+            return Err(format!(
+                "endpoint {:?} must not have a query or fragment",
+                c.endpoint
+            ));
         }
+        // `Url` leaves out a scheme's default port, as clients do in `Host`.
+        let host = match endpoint.port() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.to_string(),
+        };
+        let path_prefix = endpoint.path().trim_end_matches('/').to_string();
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_idle_connections(c.max_connections.max(1))
@@ -82,12 +103,11 @@ impl Transport {
             .build()
             .into();
         Ok(Transport {
-            endpoint,
-            region: c.region,
-            credentials: c.credentials.map(|(a, s)| match c.session_token {
-                Some(t) => Credentials::new_with_token(a, s, t),
-                None => Credentials::new(a, s),
-            }),
+            origin: format!("{}://{host}", endpoint.scheme()),
+            path_prefix,
+            host,
+            signer: c.credentials.map(|(a, s)| Signer::new(a, s, c.region)),
+            session_token: c.session_token,
             agent,
         })
     }
@@ -196,18 +216,17 @@ impl<'a> Call<'a> {
 
     fn what(&self) -> String {
         match (self.bucket, self.key) {
-            (Some(b), Some(k)) => format!("{} {b}/{k}", self.method.to_str()),
-            (Some(b), None) => format!("{} {b}", self.method.to_str()),
-            _ => format!("{} /", self.method.to_str()),
+            (Some(b), Some(k)) => format!("{} {b}/{k}", self.method),
+            (Some(b), None) => format!("{} {b}", self.method),
+            _ => format!("{} /", self.method),
         }
     }
 
-    fn url(&self) -> Result<Url> {
+    /// The request's path below the endpoint, encoded as SigV4 signs it:
+    /// `/`, `/BUCKET/` or `/BUCKET/KEY`.
+    fn path(&self) -> Result<String> {
         let Some(name) = self.bucket else {
-            // ListBuckets.
-            let mut u = self.t.endpoint.clone();
-            u.set_path("/");
-            return Ok(u);
+            return Ok("/".into()); // ListBuckets
         };
         if matches!(name, "" | "." | "..") || name.contains('/') {
             return Err(S3Error::new(
@@ -215,67 +234,72 @@ impl<'a> Call<'a> {
                 format!("bucket name {name:?} cannot be part of a URL"),
             ));
         }
-        let bucket = Bucket::new(
-            self.t.endpoint.clone(),
-            UrlStyle::Path,
-            name.to_string(),
-            self.t.region.clone(),
-        )
-        .map_err(|e| {
-            S3Error::new(
-                ErrorCode::InvalidBucketName,
-                format!("bucket {name:?} cannot be part of a URL: {e}"),
-            )
-        })?;
+        let bucket = sigv4::encode_path(name);
         Ok(match self.key {
             Some(k) => {
                 check_key(k)?;
-                bucket.object_url(k)
+                format!("/{bucket}/{}", sigv4::encode_path(k))
             }
-            None => bucket.base_url().clone(),
+            None => format!("/{bucket}/"),
         })
     }
 
-    fn signed_url(&mut self) -> Result<Url> {
-        let url = self.url()?;
-        // rusty-s3 merges these with its own parameters and expects them
-        // sorted, as its `Map` keeps them.
+    /// Sorts and encodes the query (as SigV4 wants it, and as sent), adds
+    /// `Host` and, with credentials, the signature: in headers, or in the
+    /// query for a body of unknown length (see [`Signer::presign`]).
+    /// Returns the URL.
+    fn sign(&mut self, presign: bool) -> Result<String> {
+        let path = format!("{}{}", self.t.path_prefix, self.path()?);
         self.query.sort();
+        let mut query = self
+            .query
+            .iter()
+            .map(|(k, v)| format!("{}={}", sigv4::encode_query(k), sigv4::encode_query(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        self.headers.push(("host".into(), self.t.host.clone()));
+        if let Some(token) = &self.t.session_token {
+            // Temporary credentials: the token travels signed, as a header.
+            self.headers
+                .push(("x-amz-security-token".into(), token.clone()));
+        }
         self.headers.sort();
-        let query = self.query.iter().map(|(k, v)| (*k, v.as_str()));
-        let headers = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-        Ok(match &self.t.credentials {
-            Some(c) => rusty_s3::signing::sign(
-                &Timestamp::now(),
-                self.method,
-                url,
-                c.key(),
-                c.secret(),
-                c.token(),
-                &self.t.region,
-                SIGNATURE_LIFETIME.as_secs(),
-                query,
-                headers,
-            ),
-            None => {
-                let mut url = url;
-                if !self.query.is_empty() {
-                    url.query_pairs_mut().extend_pairs(query);
-                }
-                url
+        if let Some(signer) = &self.t.signer {
+            let req = sigv4::Request {
+                method: self.method.as_str(),
+                path: &path,
+                query: &query,
+                headers: &self.headers,
+                payload_hash: UNSIGNED_PAYLOAD,
+            };
+            if presign {
+                query = signer.presign(&req, PRESIGNED_LIFETIME.as_secs());
+                return Ok(format!("{}{path}?{query}", self.t.origin));
             }
-        })
+            let signed = signer.sign(&req);
+            self.headers.extend([
+                ("x-amz-content-sha256".into(), UNSIGNED_PAYLOAD.into()),
+                ("x-amz-date".into(), signed.amz_date),
+                ("authorization".into(), signed.authorization),
+            ]);
+        }
+        let mut url = format!("{}{path}", self.t.origin);
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(&query);
+        }
+        Ok(url)
     }
 
     fn run(
         &self,
-        url: &Url,
+        url: &str,
         body: &mut Body<'_>,
         short: &AtomicBool,
     ) -> Result<std::result::Result<Response<ureq::Body>, ureq::Error>> {
         let mut req = ureq::http::Request::builder()
-            .method(self.method.to_str())
-            .uri(url.as_str());
+            .method(self.method.clone())
+            .uri(url);
         for (k, v) in &self.headers {
             req = req.header(k.as_str(), v.as_str());
         }
@@ -288,7 +312,7 @@ impl<'a> Call<'a> {
         Ok(match body {
             // PUT and POST say `Content-Length: 0`: MinIO reads a PUT bucket
             // without it as a chunked body and answers MalformedXML.
-            Body::Empty if matches!(self.method, Method::Put | Method::Post) => {
+            Body::Empty if self.method == Method::PUT || self.method == Method::POST => {
                 self.t.agent.run(req.body(&[][..]).map_err(build_error)?)
             }
             Body::Empty => self.t.agent.run(req.body(()).map_err(build_error)?),
@@ -316,7 +340,7 @@ impl<'a> Call<'a> {
 
     /// Sends the request with `body`.
     pub fn send_body(mut self, mut body: Body<'_>) -> Result<Response<ureq::Body>> {
-        let url = self.signed_url()?;
+        let url = self.sign(matches!(body, Body::Reader(_, None)))?;
         let what = self.what();
         let transport_error = |e: ureq::Error| {
             // An endpoint that cannot be reached is not the server's fault:
@@ -353,7 +377,7 @@ impl<'a> Call<'a> {
         if status.is_success() {
             return Ok(resp);
         }
-        let body = if self.method == Method::Head || status == StatusCode::NOT_MODIFIED {
+        let body = if self.method == Method::HEAD || status == StatusCode::NOT_MODIFIED {
             String::new()
         } else {
             resp.body_mut()
