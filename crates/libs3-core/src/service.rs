@@ -145,3 +145,98 @@ pub unsafe fn query_string<A: Abi>(
         Err(f) => A::status(&f),
     }
 }
+
+/// Exports the calls whose C signature and code are the same in every
+/// ABI (setup, status helpers, bucket-name validation, request contexts),
+/// for the ABI `$abi`. The invoking module must have that ABI's
+/// `S3Status`, `S3UriStyle`, `S3_URI_STYLE_VIRTUAL_HOST` and
+/// `S3RequestContext` in scope.
+#[macro_export]
+macro_rules! shared_service_exports {
+    ($abi:ty) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn S3_initialize(
+            _user_agent_info: *const ::std::ffi::c_char,
+            _flags: ::std::ffi::c_int,
+            default_s3_host_name: *const ::std::ffi::c_char,
+        ) -> S3Status {
+            // SAFETY: NULL or a NUL-terminated string, per the header.
+            unsafe { $crate::service::initialize::<$abi>(default_s3_host_name) }
+        }
+
+        #[no_mangle]
+        pub extern "C" fn S3_deinitialize() {
+            $crate::service::deinitialize()
+        }
+
+        #[no_mangle]
+        pub extern "C" fn S3_get_status_name(status: S3Status) -> *const ::std::ffi::c_char {
+            status.name_ptr()
+        }
+
+        #[no_mangle]
+        pub extern "C" fn S3_status_is_retryable(status: S3Status) -> ::std::ffi::c_int {
+            status.is_retryable() as ::std::ffi::c_int
+        }
+
+        #[no_mangle]
+        pub unsafe extern "C" fn S3_validate_bucket_name(
+            bucket_name: *const ::std::ffi::c_char,
+            uri_style: S3UriStyle,
+        ) -> S3Status {
+            // SAFETY: NULL or a NUL-terminated string, per the header.
+            unsafe {
+                $crate::service::validate::<$abi>(
+                    bucket_name,
+                    uri_style == S3_URI_STYLE_VIRTUAL_HOST,
+                )
+            }
+        }
+
+        #[no_mangle]
+        pub unsafe extern "C" fn S3_create_request_context(
+            ret: *mut *mut S3RequestContext,
+        ) -> S3Status {
+            // SAFETY: a valid out pointer or NULL, per the header.
+            unsafe { $crate::service::create_context::<$abi>(ret) }
+        }
+
+        #[no_mangle]
+        pub unsafe extern "C" fn S3_destroy_request_context(ctx: *mut S3RequestContext) {
+            // SAFETY: made by S3_create_request_context, per the header.
+            unsafe { $crate::service::destroy_context(ctx) }
+        }
+
+        /// Requests ran when they were issued: nothing is left to run.
+        #[no_mangle]
+        pub extern "C" fn S3_runall_request_context(_ctx: *mut S3RequestContext) -> S3Status {
+            S3Status::OK
+        }
+
+        #[no_mangle]
+        pub unsafe extern "C" fn S3_runonce_request_context(
+            _ctx: *mut S3RequestContext,
+            remaining: *mut ::std::ffi::c_int,
+        ) -> S3Status {
+            // SAFETY: a valid out pointer or NULL.
+            unsafe { $crate::service::run_once::<$abi>(remaining) }
+        }
+
+        #[no_mangle]
+        pub unsafe extern "C" fn S3_get_request_context_fdsets(
+            _ctx: *mut S3RequestContext,
+            _read: *mut ::std::ffi::c_void,
+            _write: *mut ::std::ffi::c_void,
+            _except: *mut ::std::ffi::c_void,
+            max_fd: *mut ::std::ffi::c_int,
+        ) -> S3Status {
+            // SAFETY: a valid out pointer or NULL.
+            unsafe { $crate::service::fdsets::<$abi>(max_fd) }
+        }
+
+        #[no_mangle]
+        pub extern "C" fn S3_get_request_context_timeout(_ctx: *mut S3RequestContext) -> i64 {
+            0
+        }
+    };
+}
