@@ -257,3 +257,57 @@ fn store_config(options: &str) -> Result<StoreConfig, String> {
     }
     Ok(config)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh `file://` host.
+    fn host(name: &str) -> (std::path::PathBuf, String) {
+        let dir = std::env::temp_dir().join(format!(
+            "s3hpc-libs3-transport-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let host = format!("file://{}", dir.display());
+        (dir, host)
+    }
+
+    fn target(host: &str) -> TargetRef<'_> {
+        TargetRef {
+            host: Some(host),
+            https: false,
+            access_key: "",
+            secret_key: "",
+            security_token: None,
+            region: None,
+        }
+    }
+
+    /// A callback may start another request (on another host) and even
+    /// deinitialize while the outer request holds the thread's cache.
+    #[test]
+    fn a_request_inside_a_request_finds_its_own_client() {
+        let ((dir_a, a), (dir_b, b)) = (host("a"), host("b"));
+        let outer = with_client(&target(&a), |outer| {
+            outer.create_bucket("outer")?;
+            with_client(&target(&b), |inner| inner.create_bucket("inner")).unwrap()?;
+            forget_clients();
+            outer.head_bucket("outer")
+        });
+        assert!(matches!(outer, Ok(Ok(()))), "{outer:?}");
+        // Each host kept its own bucket, and the cache serves both again.
+        for (h, bucket, other) in [(&a, "outer", "inner"), (&b, "inner", "outer")] {
+            with_client(&target(h), |c| {
+                assert!(c.head_bucket(bucket).is_ok(), "{h}: {bucket}");
+                assert!(c.head_bucket(other).is_err(), "{h}: {other}");
+            })
+            .unwrap();
+        }
+        forget_clients();
+        for d in [dir_a, dir_b] {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
