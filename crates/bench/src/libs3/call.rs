@@ -111,7 +111,13 @@ pub unsafe fn text(p: *const c_char) -> String {
         return String::new();
     }
     // SAFETY: per the contract.
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    let c = unsafe { CStr::from_ptr(p) };
+    // The UTF-8 check is faster than the lossy conversion's, and what the
+    // library hands over (ETags, keys) is UTF-8.
+    match c.to_str() {
+        Ok(s) => s.to_owned(),
+        Err(_) => c.to_string_lossy().into_owned(),
+    }
 }
 
 fn time(secs: i64) -> Option<SystemTime> {
