@@ -13,7 +13,7 @@ use crate::request::{
     callback_status, cstring, lossy, opt_str, put_options, req_ref, run, send_properties,
     unix_seconds, ContextArgs, TargetArgs,
 };
-use crate::{client_for_ref, push_body, Failure, PullReader};
+use crate::{client_for_ref, push_body, with_client, Failure, PullReader};
 use s3hpc_client::{ByteRange, ListRequest, ObjectInfo, PutBody, S3Client};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -212,8 +212,9 @@ pub(crate) unsafe fn on_object<A: Abi>(
             data,
             || ctx.resource(key),
             || {
-                let (client, bucket) = context_client(&ctx)?;
-                f(&*client, bucket, req_ref(key, "key")?)
+                let (target, bucket) = ctx.target_ref()?;
+                let key = req_ref(key, "key")?;
+                with_client(&target, |client| f(client, bucket, key))?
             },
         )
     }

@@ -2,6 +2,7 @@
 //! every request makes (properties, then complete), for either ABI.
 
 use crate::cabi::*;
+use crate::ctext::CText;
 use crate::{guarded, Failure, Target, TargetRef};
 use s3hpc_client::{ObjectInfo, PutOptions};
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -262,13 +263,14 @@ pub unsafe fn send_properties<A: Abi>(
         return Ok(());
     };
     let server = c"s3hpc";
-    let etag = info.map(|i| cstring(&i.etag));
-    let ctype = info.and_then(|i| i.content_type.as_deref()).map(cstring);
-    let meta: Vec<(CString, CString)> = info
+    let etag = info.map(|i| CText::cut(&i.etag));
+    let ctype = info.and_then(|i| i.content_type.as_deref()).map(CText::cut);
+    // No allocation without metadata (the common case).
+    let meta: Vec<(CText, CText)> = info
         .map(|i| {
             i.metadata
                 .iter()
-                .map(|(k, v)| (cstring(k), cstring(v)))
+                .map(|(k, v)| (CText::cut(k), CText::cut(v)))
                 .collect()
         })
         .unwrap_or_default();

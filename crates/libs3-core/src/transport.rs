@@ -97,7 +97,29 @@ pub fn set_default_host(host: Option<String>) {
 pub fn forget_clients() {
     *CLIENTS.lock().unwrap_or_else(|e| e.into_inner()) = None;
     GENERATION.fetch_add(1, Ordering::Relaxed);
-    let _ = LAST.try_with(|l| l.borrow_mut().take());
+    // From inside a request's callback the cache is in use: the new
+    // generation already turns it into a miss.
+    let _ = LAST.try_with(|l| l.try_borrow_mut().map(|mut l| l.take()));
+}
+
+/// Runs `f` with the client for `target`: this thread's last one, borrowed
+/// (no lock, no allocation, and no reference count touched: one shared by
+/// the threads of a program bounces between their cores on every call),
+/// else [`client_for_ref`]'s.
+pub fn with_client<R>(
+    target: &TargetRef,
+    f: impl FnOnce(&dyn S3Client) -> R,
+) -> Result<R, Failure> {
+    let generation = GENERATION.load(Ordering::Relaxed);
+    // The cached client runs `f`, or `f` comes back for the slow path.
+    let missed = LAST.with(|l| match l.try_borrow().as_deref() {
+        Ok(Some((t, g, c))) if *g == generation && target.is(t) => Ok(f(&**c)),
+        _ => Err(f),
+    });
+    match missed {
+        Ok(r) => Ok(r),
+        Err(f) => Ok(f(&*client_for_ref(target)?)),
+    }
 }
 
 /// The client for `target`: this thread's last one when the target is the
@@ -105,8 +127,8 @@ pub fn forget_clients() {
 /// (`S3HPC_LIBS3_HOST`) is read when a target is first seen.
 pub fn client_for_ref(target: &TargetRef) -> Result<Arc<dyn S3Client>, Failure> {
     let generation = GENERATION.load(Ordering::Relaxed);
-    let hit = LAST.with_borrow(|l| match l {
-        Some((t, g, c)) if *g == generation && target.is(t) => Some(c.clone()),
+    let hit = LAST.with(|l| match l.try_borrow().as_deref() {
+        Ok(Some((t, g, c))) if *g == generation && target.is(t) => Some(c.clone()),
         _ => None,
     });
     if let Some(c) = hit {
@@ -114,7 +136,13 @@ pub fn client_for_ref(target: &TargetRef) -> Result<Arc<dyn S3Client>, Failure> 
     }
     let owned = target.to_owned();
     let client = client_for(&owned)?;
-    LAST.with_borrow_mut(|l| *l = Some((owned, generation, client.clone())));
+    // A request running on this thread (this is its callback) holds the
+    // cache: it stays as it is.
+    LAST.with(|l| {
+        if let Ok(mut l) = l.try_borrow_mut() {
+            *l = Some((owned, generation, client.clone()));
+        }
+    });
     Ok(client)
 }
 
@@ -228,4 +256,58 @@ fn store_config(options: &str) -> Result<StoreConfig, String> {
         }
     }
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh `file://` host.
+    fn host(name: &str) -> (std::path::PathBuf, String) {
+        let dir = std::env::temp_dir().join(format!(
+            "s3hpc-libs3-transport-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let host = format!("file://{}", dir.display());
+        (dir, host)
+    }
+
+    fn target(host: &str) -> TargetRef<'_> {
+        TargetRef {
+            host: Some(host),
+            https: false,
+            access_key: "",
+            secret_key: "",
+            security_token: None,
+            region: None,
+        }
+    }
+
+    /// A callback may start another request (on another host) and even
+    /// deinitialize while the outer request holds the thread's cache.
+    #[test]
+    fn a_request_inside_a_request_finds_its_own_client() {
+        let ((dir_a, a), (dir_b, b)) = (host("a"), host("b"));
+        let outer = with_client(&target(&a), |outer| {
+            outer.create_bucket("outer")?;
+            with_client(&target(&b), |inner| inner.create_bucket("inner")).unwrap()?;
+            forget_clients();
+            outer.head_bucket("outer")
+        });
+        assert!(matches!(outer, Ok(Ok(()))), "{outer:?}");
+        // Each host kept its own bucket, and the cache serves both again.
+        for (h, bucket, other) in [(&a, "outer", "inner"), (&b, "inner", "outer")] {
+            with_client(&target(h), |c| {
+                assert!(c.head_bucket(bucket).is_ok(), "{h}: {bucket}");
+                assert!(c.head_bucket(other).is_err(), "{h}: {other}");
+            })
+            .unwrap();
+        }
+        forget_clients();
+        for d in [dir_a, dir_b] {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
 }

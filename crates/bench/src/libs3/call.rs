@@ -19,7 +19,9 @@ pub enum Source<'a> {
 
 /// Where a get's data callback writes.
 pub enum Sink<'a> {
-    /// Collected in memory.
+    /// Not a GET: a response with data stops the request.
+    None,
+    /// Collected in memory (room for the announced length made ahead).
     Vec(Vec<u8>),
     /// Straight into the caller's buffer; more than fits stops the request.
     Slice { buf: &'a mut [u8], filled: usize },
@@ -63,7 +65,7 @@ pub struct Call<'a> {
 
 impl<'a> Call<'a> {
     pub fn new(source: Source<'a>) -> Self {
-        Self::with_sink(source, Sink::Vec(Vec::new()))
+        Self::with_sink(source, Sink::None)
     }
 
     pub fn with_sink(source: Source<'a>, sink: Sink<'a>) -> Self {
@@ -109,7 +111,13 @@ pub unsafe fn text(p: *const c_char) -> String {
         return String::new();
     }
     // SAFETY: per the contract.
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    let c = unsafe { CStr::from_ptr(p) };
+    // The UTF-8 check is faster than the lossy conversion's, and what the
+    // library hands over (ETags, keys) is UTF-8.
+    match c.to_str() {
+        Ok(s) => s.to_owned(),
+        Err(_) => c.to_string_lossy().into_owned(),
+    }
 }
 
 fn time(secs: i64) -> Option<SystemTime> {
@@ -198,6 +206,7 @@ unsafe extern "C" fn on_get(size: c_int, buf: *const c_char, data: *mut c_void) 
         )
     };
     match &mut c.sink {
+        Sink::None => return S3Status::AbortedByCallback,
         Sink::Vec(v) => v.extend_from_slice(chunk),
         Sink::Slice { buf, filled } => {
             let Some(dst) = buf.get_mut(*filled..*filled + chunk.len()) else {

@@ -251,9 +251,9 @@ impl S3Client for Libs3Client {
                 ))
             }
         };
-        let mut call = Call::new(Source::None);
+        let mut call = Call::with_sink(Source::None, Sink::Vec(Vec::new()));
         self.get(bucket, key, start, count, &mut call)?;
-        let Sink::Vec(data) = std::mem::replace(&mut call.sink, Sink::Vec(Vec::new())) else {
+        let Sink::Vec(data) = std::mem::replace(&mut call.sink, Sink::None) else {
             unreachable!("a Vec sink was given")
         };
         let length = data.len() as u64;
@@ -273,7 +273,7 @@ impl S3Client for Libs3Client {
         let got = self.get(bucket, key, 0, 0, &mut call);
         let filled = match call.sink {
             Sink::Slice { filled, .. } => filled,
-            Sink::Vec(_) => 0,
+            Sink::Vec(_) | Sink::None => 0,
         };
         if call.overflow || (got.is_ok() && filled != want) {
             return Err(S3Error::new(

@@ -18,6 +18,7 @@ use s3hpc_client::{
     PutBody, PutOptions, S3Client, UploadInfo,
 };
 use s3hpc_libs3_core::cabi::{self, S3NameValue};
+use s3hpc_libs3_core::ctext::CText as CArg;
 use s3hpc_libs3_core::v4::*;
 use s3hpc_store::{ErrorCode, Result, S3Error};
 use std::ffi::{c_char, c_int, CString};
@@ -159,44 +160,22 @@ impl Libs3Client {
     }
 }
 
+fn nul_error(s: &str) -> S3Error {
+    S3Error::new(
+        ErrorCode::InvalidArgument,
+        format!("{s:?} contains a NUL byte"),
+    )
+}
+
 /// A C string argument.
 fn owned_arg(s: &str) -> Result<CString> {
-    CString::new(s).map_err(|_| {
-        S3Error::new(
-            ErrorCode::InvalidArgument,
-            format!("{s:?} contains a NUL byte"),
-        )
-    })
+    CString::new(s).map_err(|_| nul_error(s))
 }
 
-/// Strings up to this long go to the library from the stack.
-const SHORT_ARG: usize = 160;
-
-/// A string as a C argument, NUL-terminated: on the stack when short (as
-/// keys and bucket names mostly are), so a request allocates nothing for
-/// it.
-enum CArg {
-    Short([u8; SHORT_ARG]),
-    Long(CString),
-}
-
-impl CArg {
-    fn as_ptr(&self) -> *const c_char {
-        match self {
-            CArg::Short(b) => b.as_ptr().cast(),
-            CArg::Long(c) => c.as_ptr(),
-        }
-    }
-}
-
-/// A C string argument.
+/// A C string argument, on the stack when short (as keys and bucket
+/// names mostly are), so a request allocates nothing for it.
 fn arg(s: &str) -> Result<CArg> {
-    if s.len() >= SHORT_ARG || s.as_bytes().contains(&0) {
-        return owned_arg(s).map(CArg::Long);
-    }
-    let mut b = [0u8; SHORT_ARG];
-    b[..s.len()].copy_from_slice(s.as_bytes());
-    Ok(CArg::Short(b))
+    CArg::exact(s).ok_or_else(|| nul_error(s))
 }
 
 /// Put properties carrying `opts` (the strings in `keep` must outlive them).
