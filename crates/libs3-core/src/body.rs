@@ -6,8 +6,15 @@ use s3hpc_client::ObjectBody;
 use std::cell::RefCell;
 use std::io::{self, Read};
 
-/// The size of each chunk a GET pushes to the data callback.
-pub const CHUNK: usize = 256 * 1024;
+/// The size of each chunk a GET pushes to the data callback, and the most
+/// a PUT asks its data callback for at once. libs3's callbacks force one
+/// copy more than a native read or write (the file's bytes through this
+/// buffer and the caller's); a buffer this small stays in the core's
+/// cache, so that copy costs cache bandwidth rather than memory
+/// bandwidth. Measured with `examples/abi_cost` on 2 MiB objects, the
+/// extra cost of a GET fell from about 80 to 45 µs against 256 KiB, and
+/// of a PUT from about 190 to 100 µs against the store's 1 MiB.
+pub const CHUNK: usize = 64 * 1024;
 
 /// A `Read` over a pull callback that fills a buffer and returns how many
 /// bytes it wrote (0: no more data, negative: abort). Stops at `len` bytes,
@@ -32,8 +39,9 @@ impl<F: FnMut(&mut [u8]) -> i64> PullReader<F> {
 
 impl<F: FnMut(&mut [u8]) -> i64> Read for PullReader<F> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        // C callbacks take an int size.
-        let want = (buf.len() as u64).min(self.remaining).min(i32::MAX as u64) as usize;
+        // At most a chunk per call, so the caller's copy lands in a warm
+        // buffer (and C callbacks take an int size).
+        let want = (buf.len() as u64).min(self.remaining).min(CHUNK as u64) as usize;
         if want == 0 {
             return Ok(0);
         }
