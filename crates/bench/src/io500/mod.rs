@@ -392,10 +392,7 @@ fn timestamp(
             }
             Err(e) => err = Some(e),
         }
-        // File times come from a clock that ticks every few milliseconds
-        // (jiffies); a file written in the same tick would not be "newer".
-        // Two ticks at HZ=100 put every later file past the reference.
-        std::thread::sleep(Duration::from_millis(25));
+        std::thread::sleep(until_later_files_are_newer(ns));
     }
     let ns = comm.allreduce_max(ns);
     if let Some(e) = err {
@@ -409,6 +406,22 @@ fn timestamp(
     r.seconds = start.elapsed().as_secs_f64();
     let newer = SystemTime::UNIX_EPOCH + Duration::from_nanos(ns);
     Ok(((comm.rank() == 0).then_some(r), newer))
+}
+
+/// How long to wait after the reference file got mtime `ns`, so that
+/// every file written afterwards reads as newer, on any backend. File
+/// times come from a clock that ticks every few milliseconds (jiffies:
+/// two ticks at HZ=100 are 20 ms), and S3 clients may see only whole
+/// seconds (libs3's times are `time_t`; S3's `Last-Modified` header has
+/// no fraction): a file from the reference's own second would then not
+/// be newer, and find would miss it. So: past the next whole second,
+/// plus two ticks.
+fn until_later_files_are_newer(ns: u64) -> Duration {
+    let reference = SystemTime::UNIX_EPOCH + Duration::from_nanos(ns);
+    let next_second = Duration::from_secs(ns / 1_000_000_000 + 1);
+    let safe = SystemTime::UNIX_EPOCH + next_second + Duration::from_millis(25);
+    safe.duration_since(SystemTime::now().max(reference))
+        .unwrap_or_default()
 }
 
 /// find must match exactly the mdtest-hard files whose name holds "01"
@@ -437,6 +450,35 @@ fn check_find(r: &mut PhaseResult, ranks: usize, md_hard: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every later file lands in a later whole second than the reference
+    /// (S3 clients may see only seconds), at least two ticks after it.
+    #[test]
+    fn the_timestamp_wait_crosses_into_the_next_second() {
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap();
+        for back_ms in [0, 10, 500, 990] {
+            let ns = (now - Duration::from_millis(back_ms)).as_nanos() as u64;
+            let wait = until_later_files_are_newer(ns);
+            let after = SystemTime::now() + wait;
+            let after = after.duration_since(SystemTime::UNIX_EPOCH).unwrap();
+            assert!(
+                after.as_secs() > ns / 1_000_000_000,
+                "{back_ms} ms: {wait:?}"
+            );
+            assert!(
+                after.as_nanos() as u64 >= ns + 20_000_000,
+                "{back_ms} ms: {wait:?}"
+            );
+            assert!(
+                wait <= Duration::from_millis(1025),
+                "{back_ms} ms: {wait:?}"
+            );
+        }
+        // A reference long past needs no wait.
+        assert_eq!(until_later_files_are_newer(1_000_000_000), Duration::ZERO);
+    }
 
     #[test]
     fn caps_given_by_hand_stand_after_fitting() {
