@@ -7,6 +7,16 @@
 //! runtime crates. The algorithm is short and fixed; `sha2` and `hmac` do
 //! the cryptography, the derived signing key is kept for the day it is
 //! valid, and the unit test checks AWS's published example.
+//!
+//! `aws-sigv4` measured against this signer (1.6.4 with `sign-http` and
+//! `http1` only, in a scratch program beside the repo; one GET with a
+//! `host` header and an unsigned payload, 100,000 times, three runs): 8.1
+//! to 8.7 µs per request against 1.9 to 3.2 µs here. It derives the
+//! signing key (four HMACs) on every request and builds the request as an
+//! `http::Request`; it adds 68 crates to the build (AWS Smithy runtime
+//! types, `time`, `futures-util`, `tokio`). A HEAD over HTTP costs about
+//! 47 µs of CPU in all, so it would add about a seventh to every small
+//! request the bench measures.
 
 use hmac::{Hmac, KeyInit, Mac};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
