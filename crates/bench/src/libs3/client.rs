@@ -36,10 +36,28 @@ fn source<'a, 'b: 'a>(
     })
 }
 
+/// The bucket-level calls, which share their arguments.
+#[derive(Clone, Copy)]
+enum BucketOp {
+    Create,
+    Delete,
+    Test,
+}
+
+impl BucketOp {
+    fn name(self) -> &'static str {
+        match self {
+            BucketOp::Create => "create",
+            BucketOp::Delete => "delete",
+            BucketOp::Test => "test",
+        }
+    }
+}
+
 impl Libs3Client {
-    /// Runs a bucket-level call (`op`: create, delete or test).
-    fn bucket_call(&self, bucket: &str, op: &str) -> Result<()> {
-        let b = arg(bucket)?;
+    /// Runs a bucket-level call.
+    fn bucket_call(&self, bucket: &str, op: BucketOp) -> Result<()> {
+        let b = bucket_arg(bucket)?;
         let mut call = Call::new(Source::None);
         let (a, p, h, k, s) = (
             self.api(),
@@ -53,7 +71,7 @@ impl Libs3Client {
         // SAFETY: valid strings and handler; `call` outlives the request.
         unsafe {
             match op {
-                "create" => (a.S3_create_bucket)(
+                BucketOp::Create => (a.S3_create_bucket)(
                     p,
                     k,
                     s,
@@ -68,7 +86,7 @@ impl Libs3Client {
                     &RESPONSE_HANDLER,
                     data,
                 ),
-                "delete" => (a.S3_delete_bucket)(
+                BucketOp::Delete => (a.S3_delete_bucket)(
                     p,
                     S3_URI_STYLE_PATH,
                     k,
@@ -82,7 +100,7 @@ impl Libs3Client {
                     &RESPONSE_HANDLER,
                     data,
                 ),
-                _ => (a.S3_test_bucket)(
+                BucketOp::Test => (a.S3_test_bucket)(
                     p,
                     S3_URI_STYLE_PATH,
                     k,
@@ -100,15 +118,20 @@ impl Libs3Client {
                 ),
             }
         }
-        self.finish(&mut call, || format!("{op} bucket {bucket}"), false)
+        self.finish(
+            &mut call,
+            || format!("{} bucket {bucket}", op.name()),
+            false,
+        )
     }
 
     /// One page of a listing.
     fn list_page(&self, bucket: &str, req: &ListRequest, max: c_int) -> Result<Call<'static>> {
-        let b = arg(bucket)?;
+        let b = bucket_arg(bucket)?;
         let ctx = self.context(&b);
         let prefix = arg(&req.prefix)?;
-        let marker = req.start_after.as_ref().or(req.continuation_token.as_ref());
+        // A continuation supersedes start-after (as in ListObjectsV2).
+        let marker = req.continuation_token.as_ref().or(req.start_after.as_ref());
         let marker = marker.map(|m| arg(m)).transpose()?;
         let delimiter = req.delimiter.as_deref().map(arg).transpose()?;
         let mut call = Call::new(Source::None);
@@ -135,7 +158,7 @@ impl Libs3Client {
     /// One GET of `count` bytes from `start` (0: to the end) into `call`'s
     /// sink.
     fn get(&self, bucket: &str, key: &str, start: u64, count: u64, call: &mut Call) -> Result<()> {
-        let (b, k) = (arg(bucket)?, arg(key)?);
+        let (b, k) = object_args(bucket, key)?;
         let ctx = self.context(&b);
         // SAFETY: valid context, strings and handler; `call` outlives it.
         unsafe {
@@ -161,15 +184,15 @@ impl S3Client for Libs3Client {
     }
 
     fn create_bucket(&self, bucket: &str) -> Result<()> {
-        self.bucket_call(bucket, "create")
+        self.bucket_call(bucket, BucketOp::Create)
     }
 
     fn delete_bucket(&self, bucket: &str) -> Result<()> {
-        self.bucket_call(bucket, "delete")
+        self.bucket_call(bucket, BucketOp::Delete)
     }
 
     fn head_bucket(&self, bucket: &str) -> Result<()> {
-        self.bucket_call(bucket, "test")
+        self.bucket_call(bucket, BucketOp::Test)
     }
 
     fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
@@ -209,7 +232,7 @@ impl S3Client for Libs3Client {
     ) -> Result<String> {
         let mut buffered = Vec::new();
         let (source, len) = source(body, &mut buffered, key)?;
-        let (b, k) = (arg(bucket)?, arg(key)?);
+        let (b, k) = object_args(bucket, key)?;
         let ctx = self.context(&b);
         let (mut keep, mut meta) = (Vec::new(), Vec::new());
         let props = put_properties(opts, &mut keep, &mut meta)?;
@@ -293,7 +316,7 @@ impl S3Client for Libs3Client {
     }
 
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
-        let (b, k) = (arg(bucket)?, arg(key)?);
+        let (b, k) = object_args(bucket, key)?;
         let ctx = self.context(&b);
         let mut call = Call::new(Source::None);
         // SAFETY: valid context, strings and handler; `call` outlives it.
@@ -315,7 +338,7 @@ impl S3Client for Libs3Client {
     }
 
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
-        let (b, k) = (arg(bucket)?, arg(key)?);
+        let (b, k) = object_args(bucket, key)?;
         let ctx = self.context(&b);
         let mut call = Call::new(Source::None);
         // SAFETY: valid context, strings and handler; `call` outlives it.
@@ -375,8 +398,8 @@ impl S3Client for Libs3Client {
         dst_key: &str,
         opts: Option<&PutOptions>,
     ) -> Result<ObjectInfo> {
-        let (b, k) = (arg(src_bucket)?, arg(src_key)?);
-        let (db, dk) = (arg(dst_bucket)?, arg(dst_key)?);
+        let (b, k) = object_args(src_bucket, src_key)?;
+        let (db, dk) = object_args(dst_bucket, dst_key)?;
         let ctx = self.context(&b);
         let (mut keep, mut meta) = (Vec::new(), Vec::new());
         let props = opts
@@ -415,7 +438,7 @@ impl S3Client for Libs3Client {
         key: &str,
         opts: &PutOptions,
     ) -> Result<String> {
-        let (b, k) = (arg(bucket)?, arg(key)?);
+        let (b, k) = object_args(bucket, key)?;
         let ctx = self.context(&b);
         let (mut keep, mut meta) = (Vec::new(), Vec::new());
         let props = put_properties(opts, &mut keep, &mut meta)?;
@@ -455,7 +478,7 @@ impl S3Client for Libs3Client {
         let (source, len) = source(body, &mut buffered, key)?;
         let len = c_int::try_from(len).map_err(|_| too_large())?;
         let number = c_int::try_from(part_number).map_err(|_| too_large())?;
-        let (b, k, id) = (arg(bucket)?, arg(key)?, arg(upload_id)?);
+        let ((b, k), id) = (object_args(bucket, key)?, arg(upload_id)?);
         let ctx = self.context(&b);
         let mut call = Call::new(source);
         // SAFETY: valid context, strings and handler; `call` outlives it.
@@ -491,7 +514,7 @@ impl S3Client for Libs3Client {
             ));
         }
         doc.push_str("</CompleteMultipartUpload>");
-        let (b, k, id) = (arg(bucket)?, arg(key)?, arg(upload_id)?);
+        let ((b, k), id) = (object_args(bucket, key)?, arg(upload_id)?);
         let ctx = self.context(&b);
         let mut call = Call::new(Source::Slice(doc.as_bytes()));
         // SAFETY: valid context, strings and handler; `call` outlives it.
@@ -512,7 +535,7 @@ impl S3Client for Libs3Client {
     }
 
     fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
-        let (b, k, id) = (arg(bucket)?, arg(key)?, arg(upload_id)?);
+        let ((b, k), id) = (object_args(bucket, key)?, arg(upload_id)?);
         let ctx = self.context(&b);
         ABORT_STATUS.with(|a| a.set(None));
         // SAFETY: valid context, strings and handler.
@@ -540,7 +563,7 @@ impl S3Client for Libs3Client {
     }
 
     fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
-        let (b, k, id) = (arg(bucket)?, arg(key)?, arg(upload_id)?);
+        let ((b, k), id) = (object_args(bucket, key)?, arg(upload_id)?);
         let ctx = self.context(&b);
         let mut out = Vec::new();
         let mut marker: Option<CArg> = None;
@@ -580,7 +603,7 @@ impl S3Client for Libs3Client {
     }
 
     fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
-        let b = arg(bucket)?;
+        let b = bucket_arg(bucket)?;
         let ctx = self.context(&b);
         let p = arg(prefix)?;
         let mut out = Vec::new();

@@ -178,6 +178,28 @@ fn arg(s: &str) -> Result<CArg> {
     CArg::exact(s).ok_or_else(|| nul_error(s))
 }
 
+/// A bucket name as a C string; one holding a NUL, which no C string can
+/// carry, is the invalid name it would be anywhere.
+fn bucket_arg(bucket: &str) -> Result<CArg> {
+    CArg::exact(bucket).ok_or_else(|| {
+        S3Error::new(
+            ErrorCode::InvalidBucketName,
+            format!("bucket name {bucket:?} holds a NUL byte"),
+        )
+    })
+}
+
+/// A bucket and key as C strings (a key holding a NUL is an invalid key).
+fn object_args(bucket: &str, key: &str) -> Result<(CArg, CArg)> {
+    let k = CArg::exact(key).ok_or_else(|| {
+        S3Error::new(
+            ErrorCode::InvalidKey,
+            format!("key {key:?} holds a NUL byte, which a key cannot"),
+        )
+    })?;
+    Ok((bucket_arg(bucket)?, k))
+}
+
 /// Put properties carrying `opts` (the strings in `keep` must outlive them).
 fn put_properties(
     opts: &PutOptions,

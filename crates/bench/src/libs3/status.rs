@@ -56,6 +56,16 @@ pub fn error(api: &Api, s: S3Status, message: &str, what: &str, on_key: bool) ->
         S3Status::ErrorQuotaExceeded => C::InsufficientStorage,
         _ => C::InternalError,
     };
+    // libs3's statuses have no KeyConflict, InvalidKey and the like, which
+    // then arrive as a generic one; s3hpc's library starts the message
+    // with the S3 code, which is more precise.
+    let code = match code {
+        C::InvalidArgument | C::InternalError => message
+            .split_once(": ")
+            .and_then(|(c, _)| ErrorCode::from_wire(c))
+            .unwrap_or(code),
+        _ => code,
+    };
     let status = name(api, s);
     let message = if message.is_empty() {
         format!("{what}: libs3 status {status}")

@@ -1,0 +1,104 @@
+//! The shared S3 conformance suite through the libs3 4.x ABI: the bench's
+//! `libs3` client loads this crate's `libs3_4.so` by dlopen and calls its C
+//! functions, which serve them on each transport. Every check passes
+//! C strings, handlers and callbacks both ways, as a C program would.
+
+use s3hpc_bench::libs3::{Libs3Client, Libs3Target};
+use s3hpc_client::conformance::{run_all_except, Fixture};
+use s3hpc_http::{AuthConfig, HttpServer};
+use s3hpc_rpc::{Address, Gateway, GatewayOptions};
+use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+const ACCESS: &str = "conformance4-user";
+const SECRET: &str = "conformance4-secret";
+
+/// target/<profile>/deps/<this test> → target/<profile>/libs3_4.so
+fn library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().unwrap().parent().unwrap().join("libs3_4.so");
+    assert!(lib.exists(), "{} not built", lib.display());
+    lib
+}
+
+fn client(host: String) -> Libs3Client {
+    let target = Libs3Target {
+        host,
+        access_key: ACCESS.into(),
+        secret_key: SECRET.into(),
+        region: "us-east-1".into(),
+    };
+    Libs3Client::open(&library(), &target).unwrap()
+}
+
+/// What the libs3 API cannot say, whatever the library behind it.
+const LIBS3_LIMITS: &[(&str, &str)] = &[
+    (
+        "ranged_get",
+        "a ranged GET's properties give the response's length, not the object's size",
+    ),
+    (
+        "invalid_range",
+        "a range from byte 0 to the end is libs3's 'whole object' (0, 0), which an empty object satisfies",
+    ),
+];
+
+fn store(dir: &tempfile::TempDir) -> Arc<Store> {
+    let config = StoreConfig {
+        etag: EtagPolicy::Md5,
+        durability: Durability::None,
+    };
+    Arc::new(Store::open(dir.path().join("root"), config).unwrap())
+}
+
+#[test]
+fn libs3_on_file() {
+    run_all_except(
+        "file",
+        &|| {
+            let dir = tempfile::tempdir().unwrap();
+            let host = format!("file://{}?etag=md5", dir.path().join("root").display());
+            Fixture::new(client(host), dir)
+        },
+        LIBS3_LIMITS,
+    );
+}
+
+#[test]
+fn libs3_on_unix_gateway() {
+    run_all_except(
+        "unix",
+        &|| {
+            let dir = tempfile::tempdir().unwrap();
+            let embedded = Arc::new(s3hpc_client::EmbeddedClient::new(store(&dir)));
+            let sock = Address::Unix(dir.path().join("gw.sock"));
+            let gw = Gateway::start(embedded, &[sock], GatewayOptions::default()).unwrap();
+            let host = format!("unix://{}", dir.path().join("gw.sock").display());
+            // The gateway stops when the fixture (and its guard) goes.
+            Fixture::new(client(host), (gw, dir))
+        },
+        LIBS3_LIMITS,
+    );
+}
+
+#[test]
+fn libs3_on_http() {
+    run_all_except(
+        "http",
+        &|| {
+            let dir = tempfile::tempdir().unwrap();
+            let server = HttpServer::bind(
+                "127.0.0.1:0".parse().unwrap(),
+                store(&dir),
+                AuthConfig::single(ACCESS, SECRET),
+                &[],
+            )
+            .and_then(HttpServer::spawn)
+            .unwrap();
+            let host = server.endpoint();
+            Fixture::new(client(host), (server, dir))
+        },
+        LIBS3_LIMITS,
+    );
+}
