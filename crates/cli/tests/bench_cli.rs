@@ -291,6 +291,10 @@ fn bench_io500_over_libs3() {
         assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
         assert!(r["ops"].as_u64().unwrap() > 0, "{r}");
     }
+    // find matched exactly the files it should, although libs3 reports
+    // object times in whole seconds and this run takes less than one.
+    let find = rows.iter().find(|r| r["phase"] == "find").unwrap();
+    assert_eq!(find["valid"], true, "{find}");
     // A library that is not libs3 is refused with a clear message.
     let out = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
         .args(["bench", "io500", "--backends", "libs3", "--libs3"])
