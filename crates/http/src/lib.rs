@@ -23,6 +23,7 @@ mod convert;
 mod error_header;
 mod server;
 mod service;
+mod write_gate;
 
 pub use auth::{AuthConfig, ACCESS_KEY_ENV, SECRET_KEY_ENV};
 pub use server::{HttpServer, ServerHandle};

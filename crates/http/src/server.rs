@@ -34,7 +34,10 @@ impl HttpServer {
         auth: AuthConfig,
         virtual_hosts: &[String],
     ) -> io::Result<HttpServer> {
-        let mut builder = S3ServiceBuilder::new(Engine { store });
+        let mut builder = S3ServiceBuilder::new(Engine {
+            store,
+            writes: Default::default(),
+        });
         if let AuthConfig::Users(users) = auth {
             builder.set_auth(KeyTable(users));
         }

@@ -4,6 +4,7 @@
 
 use crate::body::{self, BodyFault, ChannelReader, GetStream, Incoming, Md5Check};
 use crate::convert::{self, s3_error};
+use crate::write_gate::WriteGate;
 use base64::Engine as _;
 use s3hpc_store::{ListRequest, PutBody, Store};
 use s3s::dto::*;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 pub(crate) struct Engine {
     pub store: Arc<Store>,
+    pub writes: WriteGate,
 }
 
 /// Runs a short file-system call (a stat, an unlink, an open, one chunk
@@ -20,19 +22,11 @@ pub(crate) struct Engine {
 /// every time, which was a quarter of the server's CPU time per request
 /// (futex wake-ups, context switches; docs/benchmarks.md). The price is
 /// nginx's: a file system that stalls holds up this worker's other
-/// connections meanwhile. Writes (`run_write`) and long calls (streamed
-/// bodies, multipart assembly, batch deletes) still leave the worker.
+/// connections meanwhile. Writes ([`WriteGate`]) leave the worker when the
+/// file system is slow; long calls (streamed bodies, multipart assembly,
+/// batch deletes) always do.
 fn run<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
     f().map_err(s3_error)
-}
-
-/// Runs a write of a PUT body that came whole (create, write, link) with the
-/// worker's other tasks moved to another thread meanwhile. A write can wait
-/// milliseconds on a busy file system's journal or allocator, far longer
-/// than the hand-off costs; inline, it held up the other connections of the
-/// worker (IO500 write phases at about half the rate on a loaded ext4).
-fn run_write<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
-    tokio::task::block_in_place(f).map_err(s3_error)
 }
 
 fn max_keys(n: Option<i32>) -> S3Result<usize> {
@@ -58,11 +52,12 @@ fn content_md5(b64: Option<&str>) -> S3Result<Option<Md5Check>> {
     Ok(Some(Md5Check::new(raw)))
 }
 
-/// Receives a PUT body and hands it to `write` on a blocking thread: from
-/// memory when it fits in one chunk, else through a bounded channel while
-/// the rest arrives. A body that fails midway (client gone, wrong MD5)
-/// fails the write, so the engine keeps nothing of it.
+/// Receives a PUT body and hands it to `write`: from memory when it fits in
+/// one chunk (where `gate` says), else on a blocking thread through a
+/// bounded channel while the rest arrives. A body that fails midway (client
+/// gone, wrong MD5) fails the write, so the engine keeps nothing of it.
 async fn with_body<T, F>(
+    gate: &WriteGate,
     body: Option<StreamingBlob>,
     mut md5: Option<Md5Check>,
     write: F,
@@ -75,7 +70,7 @@ where
         if let Some(m) = md5 {
             m.verify().map_err(s3_error)?;
         }
-        return run_write(|| write(PutBody::Bytes(&[])));
+        return gate.run(|| write(PutBody::Bytes(&[]))).map_err(s3_error);
     };
     let incoming = body::receive(body)
         .await
@@ -86,7 +81,7 @@ where
                 m.update(&bytes);
                 m.verify().map_err(s3_error)?;
             }
-            run_write(|| write(PutBody::Bytes(&bytes)))
+            gate.run(|| write(PutBody::Bytes(&bytes))).map_err(s3_error)
         }
         Incoming::Partial { head, rest } => {
             let (tx, rx) = body::channel();
@@ -328,7 +323,7 @@ impl S3 for Engine {
         let opts = convert::put_options(i.content_type, i.metadata);
         let store = self.store.clone();
         let (bucket, key) = (i.bucket, i.key);
-        let etag = with_body(i.body, md5, move |body| {
+        let etag = with_body(&self.writes, i.body, md5, move |body| {
             store.put_object(&bucket, &key, body, &opts)
         })
         .await?;
@@ -491,7 +486,7 @@ impl S3 for Engine {
         let part = part_number(i.part_number)?;
         let store = self.store.clone();
         let (bucket, key, id) = (i.bucket, i.key, i.upload_id);
-        let etag = with_body(i.body, md5, move |body| {
+        let etag = with_body(&self.writes, i.body, md5, move |body| {
             store.upload_part(&bucket, &key, &id, part, body)
         })
         .await?;
