@@ -4,6 +4,7 @@
 
 use crate::body::{self, BodyFault, ChannelReader, GetStream, Incoming, Md5Check};
 use crate::convert::{self, s3_error};
+use crate::error_header::KernelCopiesBodies;
 use crate::write_gate::WriteGate;
 use base64::Engine as _;
 use s3hpc_store::{ListRequest, PutBody, Store};
@@ -351,7 +352,8 @@ impl S3 for Engine {
             i.if_modified_since.as_ref(),
             i.if_unmodified_since.as_ref(),
         )?;
-        let stream = GetStream::start(stream, length)
+        let may_map = req.extensions.get::<KernelCopiesBodies>().is_some();
+        let stream = GetStream::start(stream, offset, length, may_map)
             .map_err(|e| s3_error(s3hpc_store::S3Error::from_io(&e, &info.key)))?;
         let content_range = range.map(|_| {
             format!(
