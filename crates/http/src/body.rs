@@ -2,6 +2,7 @@
 //! bounded memory in both directions: at most a few 1 MiB chunks per request
 //! are in flight, whatever the object size.
 
+use crate::gather::{gather, BufferPool, Pooled};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use md5::{Digest, Md5};
@@ -174,16 +175,23 @@ impl Stream for GetStream {
     }
 }
 
-/// A PUT body as the network delivers it: complete if it fit in one chunk,
-/// otherwise what arrived so far and the rest of the stream.
-pub enum Incoming<S> {
+/// A PUT body as the network delivers it: complete if it fit in one chunk;
+/// gathered into a pooled buffer if it is longer but of a known length the
+/// pool takes; otherwise what arrived so far and the rest of the stream.
+pub enum Incoming<'p, S> {
     Whole(Bytes),
+    Gathered(Pooled<'p>),
     Partial { head: Vec<Bytes>, rest: S },
 }
 
-/// Buffers at most one chunk of `body` before deciding how to hand it on: a
-/// small object is written from memory in one go; a large one streams.
-pub async fn receive<S, E>(mut body: S) -> Result<Incoming<S>, E>
+/// Buffers at most one chunk of `body` (of `len` bytes, if known) before
+/// deciding how to hand it on: a small object is written from memory in one
+/// go, a larger one from a gathered buffer, else it streams.
+pub async fn receive<'p, S, E>(
+    mut body: S,
+    len: Option<usize>,
+    pool: &'p BufferPool,
+) -> Result<Incoming<'p, S>, E>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
 {
@@ -200,6 +208,11 @@ where
             }
             Some(chunk) => {
                 let chunk = chunk?;
+                let more = len.filter(|&n| head.is_empty() && n > chunk.len());
+                if let Some(mut buf) = more.and_then(|n| pool.take(n)) {
+                    gather(&mut buf, chunk, body).await?;
+                    return Ok(Incoming::Gathered(buf));
+                }
                 size += chunk.len();
                 head.push(chunk);
             }

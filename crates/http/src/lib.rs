@@ -21,6 +21,7 @@ mod auth;
 mod body;
 mod convert;
 mod error_header;
+mod gather;
 mod mapped;
 mod server;
 mod service;

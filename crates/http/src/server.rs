@@ -37,6 +37,7 @@ impl HttpServer {
         let mut builder = S3ServiceBuilder::new(Engine {
             store,
             writes: Default::default(),
+            buffers: Default::default(),
         });
         if let AuthConfig::Users(users) = auth {
             builder.set_auth(KeyTable(users));
