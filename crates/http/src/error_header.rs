@@ -5,7 +5,7 @@
 
 use futures_util::future::BoxFuture;
 use hyper::header::HeaderValue;
-use hyper::Version;
+use hyper::{Method, Version};
 use s3s::service::S3Service;
 use s3s::{HttpError, HttpResponse};
 
@@ -29,7 +29,10 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErro
     fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
         let service = self.0.clone();
         let mut req = req.map(s3s::Body::from);
-        if matches!(req.version(), Version::HTTP_10 | Version::HTTP_11) {
+        // Only GETs send bodies from files; others skip the allocation.
+        if req.method() == Method::GET
+            && matches!(req.version(), Version::HTTP_10 | Version::HTTP_11)
+        {
             req.extensions_mut().insert(KernelCopiesBodies);
         }
         Box::pin(async move {
