@@ -28,6 +28,10 @@ pub const MAP_MIN: u64 = 256 << 10;
 /// Bytes per mapping: bounds what one GET keeps mapped (hyper asks for the
 /// next window only when it has sent most of the one before).
 const MAP_WINDOW: u64 = 8 << 20;
+/// The first mapping, made on the async worker, is smaller: on a cold file
+/// `MAP_POPULATE` reads it from disk there. 2 MiB objects (IOR's transfer
+/// size) still need no hand-off.
+const FIRST_MAP: u64 = 2 << 20;
 
 /// Where a GET's chunks come from: reads into fresh buffers, or mappings
 /// of the file (see `mapped`).
@@ -117,7 +121,7 @@ impl GetStream {
     ) -> io::Result<GetStream> {
         let map_at = (may_map && length >= MAP_MIN).then_some(offset);
         let mut chunks = Chunks { reader, map_at };
-        let want = length.min(chunks.chunk_size());
+        let want = length.min(chunks.chunk_size()).min(FIRST_MAP);
         let first = chunks.next(want as usize)?;
         Ok(GetStream {
             state: Mutex::new(GetState {
