@@ -1,6 +1,7 @@
 //! Bridges between async HTTP bodies and the engine's blocking `Read`s, with
-//! bounded memory in both directions: at most a few 1 MiB chunks per request
-//! are in flight, whatever the object size.
+//! bounded memory in both directions: at most a few chunks (or mapped
+//! windows) per request are in flight whatever the object size, or a PUT
+//! body of up to 8 MiB gathered whole (`gather.rs`, bounded in count).
 
 use crate::gather::{gather, BufferPool, Pooled};
 use bytes::Bytes;
