@@ -1,7 +1,9 @@
 //! Bridges between async HTTP bodies and the engine's blocking `Read`s, with
-//! bounded memory in both directions: at most a few 1 MiB chunks per request
-//! are in flight, whatever the object size.
+//! bounded memory in both directions: at most a few chunks (or mapped
+//! windows) per request are in flight whatever the object size, or a PUT
+//! body of up to 8 MiB gathered whole (`gather.rs`, bounded in count).
 
+use crate::gather::{gather, BufferPool, Pooled};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use md5::{Digest, Md5};
@@ -20,18 +22,58 @@ pub const CHUNK: usize = 1 << 20;
 /// Chunks queued between the network and the blocking writer.
 const QUEUE: usize = 4;
 
-/// Reads up to `want` bytes (one chunk at most) of an object.
-fn read_chunk(reader: &mut ObjectReader, want: usize) -> io::Result<Bytes> {
-    let mut buf = Vec::new();
-    reader.read_into(&mut buf, want.min(CHUNK))?;
-    Ok(Bytes::from(buf))
+/// Objects (or ranges) at least this long are served from memory mappings
+/// when the connection allows it (HTTP/1): below it, one read of the page
+/// cache costs less than mapping and unmapping.
+pub const MAP_MIN: u64 = 256 << 10;
+/// Bytes per mapping: bounds what one GET keeps mapped (hyper asks for the
+/// next window only when it has sent most of the one before).
+const MAP_WINDOW: u64 = 8 << 20;
+/// The first mapping, made on the async worker, is smaller: on a cold file
+/// `MAP_POPULATE` reads it from disk there. 2 MiB objects (IOR's transfer
+/// size) still need no hand-off.
+const FIRST_MAP: u64 = 2 << 20;
+
+/// Where a GET's chunks come from: reads into fresh buffers, or mappings
+/// of the file (see `mapped`).
+struct Chunks {
+    reader: ObjectReader,
+    /// The file offset of the next mapping; `None` when reading.
+    map_at: Option<u64>,
 }
 
-/// A GET body: the first chunk, read with the open, and then one blocking
-/// read per chunk on the blocking pool, each started as soon as the chunk
-/// before it is handed to hyper, so reading the file and writing the socket
-/// overlap. At most two chunks are in memory; a client that stops reading
-/// stops the reads (backpressure), and dropping the stream closes the file.
+impl Chunks {
+    fn chunk_size(&self) -> u64 {
+        match self.map_at {
+            Some(_) => MAP_WINDOW,
+            None => CHUNK as u64,
+        }
+    }
+
+    /// The next `want` bytes (at most one chunk).
+    fn next(&mut self, want: usize) -> io::Result<Bytes> {
+        match &mut self.map_at {
+            Some(at) => {
+                let chunk = crate::mapped::map_range(self.reader.file(), *at, want)?;
+                *at += want as u64;
+                Ok(chunk)
+            }
+            None => {
+                let mut buf = Vec::new();
+                self.reader.read_into(&mut buf, want)?;
+                let chunk = Bytes::from(buf);
+                check_not_short(&chunk, want as u64)?;
+                Ok(chunk)
+            }
+        }
+    }
+}
+
+/// A GET body: the first chunk, made with the open, and then one chunk at a
+/// time on the blocking pool, each started as soon as the chunk before it
+/// is handed to hyper, so reading the file and writing the socket overlap.
+/// At most two chunks are in memory; a client that stops reading stops the
+/// reads (backpressure), and dropping the stream closes the file.
 pub struct GetStream {
     // A Mutex only to make the stream `Sync`, as s3s requires; never contended.
     state: Mutex<GetState>,
@@ -40,46 +82,53 @@ pub struct GetStream {
 struct GetState {
     /// The first chunk, until it is sent.
     first: Option<Bytes>,
-    /// The file, when no read is in flight.
-    reader: Option<ObjectReader>,
-    /// The read in flight, which gives the file back with its chunk.
-    reading: Option<JoinHandle<(ObjectReader, io::Result<Bytes>)>>,
+    /// The source, when no chunk is in flight.
+    chunks: Option<Chunks>,
+    /// The chunk in flight, which gives the source back with its chunk.
+    reading: Option<JoinHandle<(Chunks, io::Result<Bytes>)>>,
     /// Bytes not yet asked of the file.
     unread: u64,
 }
 
 impl GetState {
-    /// Starts reading the next chunk, if any is left and none is in flight.
+    /// Starts making the next chunk, if any is left and none is in flight.
     fn read_ahead(&mut self) {
         if self.unread == 0 || self.reading.is_some() {
             return;
         }
-        let Some(mut reader) = self.reader.take() else {
+        let Some(mut chunks) = self.chunks.take() else {
             return;
         };
-        let want = self.unread.min(CHUNK as u64) as usize;
+        let want = self.unread.min(chunks.chunk_size()) as usize;
         self.unread -= want as u64;
         self.reading = Some(tokio::task::spawn_blocking(move || {
-            let got = read_chunk(&mut reader, want)
-                .and_then(|c| check_not_short(&c, want as u64).map(|_| c));
-            (reader, got)
+            let got = chunks.next(want);
+            (chunks, got)
         }));
     }
 }
 
 impl GetStream {
-    /// Reads the first chunk of `length` bytes from `reader` (on this
-    /// thread: it is one read of the page cache, cheaper than a hand-off):
-    /// objects that fit in one chunk need no trip to the blocking pool.
-    pub fn start(mut reader: ObjectReader, length: u64) -> io::Result<GetStream> {
-        let want = length.min(CHUNK as u64);
-        let first = read_chunk(&mut reader, want as usize)?;
-        check_not_short(&first, want)?;
+    /// Starts a body of `length` bytes of `reader`, which stands at `offset`
+    /// of its file; from mappings if `may_map` and the body is long enough.
+    /// The first chunk is made here, on this thread (one read or mapping of
+    /// the page cache, cheaper than a hand-off): objects that fit in one
+    /// chunk need no trip to the blocking pool.
+    pub fn start(
+        reader: ObjectReader,
+        offset: u64,
+        length: u64,
+        may_map: bool,
+    ) -> io::Result<GetStream> {
+        let map_at = (may_map && length >= MAP_MIN).then_some(offset);
+        let mut chunks = Chunks { reader, map_at };
+        let want = length.min(chunks.chunk_size()).min(FIRST_MAP);
+        let first = chunks.next(want as usize)?;
         Ok(GetStream {
             state: Mutex::new(GetState {
                 unread: length - first.len() as u64,
                 first: (!first.is_empty()).then_some(first),
-                reader: Some(reader),
+                chunks: Some(chunks),
                 reading: None,
             }),
         })
@@ -110,7 +159,7 @@ impl Stream for GetStream {
         let Some(task) = state.reading.as_mut() else {
             return Poll::Ready(None);
         };
-        let (reader, got) = match Pin::new(task).poll(cx) {
+        let (chunks, got) = match Pin::new(task).poll(cx) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) => {
                 state.reading = None;
@@ -121,26 +170,33 @@ impl Stream for GetStream {
         state.reading = None;
         match got {
             Ok(chunk) => {
-                state.reader = Some(reader);
+                state.chunks = Some(chunks);
                 state.read_ahead();
                 Poll::Ready(Some(Ok(chunk)))
             }
-            // The reader is dropped: nothing more is read or sent.
+            // The source is dropped: nothing more is read or sent.
             Err(e) => Poll::Ready(Some(Err(e))),
         }
     }
 }
 
-/// A PUT body as the network delivers it: complete if it fit in one chunk,
-/// otherwise what arrived so far and the rest of the stream.
-pub enum Incoming<S> {
+/// A PUT body as the network delivers it: complete if it fit in one chunk;
+/// gathered into a pooled buffer if it is longer but of a known length the
+/// pool takes; otherwise what arrived so far and the rest of the stream.
+pub enum Incoming<'p, S> {
     Whole(Bytes),
+    Gathered(Pooled<'p>),
     Partial { head: Vec<Bytes>, rest: S },
 }
 
-/// Buffers at most one chunk of `body` before deciding how to hand it on: a
-/// small object is written from memory in one go; a large one streams.
-pub async fn receive<S, E>(mut body: S) -> Result<Incoming<S>, E>
+/// Buffers at most one chunk of `body` (of `len` bytes, if known) before
+/// deciding how to hand it on: a small object is written from memory in one
+/// go, a larger one from a gathered buffer, else it streams.
+pub async fn receive<'p, S, E>(
+    mut body: S,
+    len: Option<usize>,
+    pool: &'p BufferPool,
+) -> Result<Incoming<'p, S>, E>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
 {
@@ -157,6 +213,11 @@ where
             }
             Some(chunk) => {
                 let chunk = chunk?;
+                let more = len.filter(|&n| head.is_empty() && n > chunk.len());
+                if let Some(mut buf) = more.and_then(|n| pool.take(n)) {
+                    gather(&mut buf, chunk, body).await?;
+                    return Ok(Incoming::Gathered(buf));
+                }
                 size += chunk.len();
                 head.push(chunk);
             }

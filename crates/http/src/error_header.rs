@@ -5,10 +5,18 @@
 
 use futures_util::future::BoxFuture;
 use hyper::header::HeaderValue;
+use hyper::{Method, Version};
 use s3s::service::S3Service;
 use s3s::{HttpError, HttpResponse};
 
 pub const ERROR_CODE_HEADER: &str = "x-amz-error-code";
+
+/// Marks a request whose response body hyper hands to the kernel without
+/// reading it in user space (HTTP/1 with vectored writes, see
+/// `server.rs`), so it may come from a memory mapping (`mapped.rs`).
+/// HTTP/2 copies small DATA frames into its own buffer.
+#[derive(Clone, Copy)]
+pub struct KernelCopiesBodies;
 
 #[derive(Clone)]
 pub struct WithErrorCode(pub S3Service);
@@ -20,7 +28,13 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErro
 
     fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
         let service = self.0.clone();
-        let req = req.map(s3s::Body::from);
+        let mut req = req.map(s3s::Body::from);
+        // Only GETs send bodies from files; others skip the allocation.
+        if req.method() == Method::GET
+            && matches!(req.version(), Version::HTTP_10 | Version::HTTP_11)
+        {
+            req.extensions_mut().insert(KernelCopiesBodies);
+        }
         Box::pin(async move {
             let mut resp = service.call(req).await?;
             if resp.status().as_u16() >= 400 && !resp.headers().contains_key(ERROR_CODE_HEADER) {

@@ -21,8 +21,11 @@ mod auth;
 mod body;
 mod convert;
 mod error_header;
+mod gather;
+mod mapped;
 mod server;
 mod service;
+mod write_gate;
 
 pub use auth::{AuthConfig, ACCESS_KEY_ENV, SECRET_KEY_ENV};
 pub use server::{HttpServer, ServerHandle};

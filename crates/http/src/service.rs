@@ -4,14 +4,20 @@
 
 use crate::body::{self, BodyFault, ChannelReader, GetStream, Incoming, Md5Check};
 use crate::convert::{self, s3_error};
+use crate::error_header::KernelCopiesBodies;
+use crate::gather::BufferPool;
+use crate::write_gate::WriteGate;
 use base64::Engine as _;
 use s3hpc_store::{ListRequest, PutBody, Store};
 use s3s::dto::*;
+use s3s::stream::ByteStream as _;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 use std::sync::Arc;
 
 pub(crate) struct Engine {
     pub store: Arc<Store>,
+    pub writes: WriteGate,
+    pub buffers: BufferPool,
 }
 
 /// Runs a short file-system call (a stat, an unlink, an open, one chunk
@@ -20,19 +26,11 @@ pub(crate) struct Engine {
 /// every time, which was a quarter of the server's CPU time per request
 /// (futex wake-ups, context switches; docs/benchmarks.md). The price is
 /// nginx's: a file system that stalls holds up this worker's other
-/// connections meanwhile. Writes (`run_write`) and long calls (streamed
-/// bodies, multipart assembly, batch deletes) still leave the worker.
+/// connections meanwhile. Writes ([`WriteGate`]) leave the worker when the
+/// file system is slow; long calls (streamed bodies, multipart assembly,
+/// batch deletes) always do.
 fn run<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
     f().map_err(s3_error)
-}
-
-/// Runs a write of a PUT body that came whole (create, write, link) with the
-/// worker's other tasks moved to another thread meanwhile. A write can wait
-/// milliseconds on a busy file system's journal or allocator, far longer
-/// than the hand-off costs; inline, it held up the other connections of the
-/// worker (IO500 write phases at about half the rate on a loaded ext4).
-fn run_write<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
-    tokio::task::block_in_place(f).map_err(s3_error)
 }
 
 fn max_keys(n: Option<i32>) -> S3Result<usize> {
@@ -58,13 +56,14 @@ fn content_md5(b64: Option<&str>) -> S3Result<Option<Md5Check>> {
     Ok(Some(Md5Check::new(raw)))
 }
 
-/// Receives a PUT body and hands it to `write` on a blocking thread: from
-/// memory when it fits in one chunk, else through a bounded channel while
-/// the rest arrives. A body that fails midway (client gone, wrong MD5)
-/// fails the write, so the engine keeps nothing of it.
+/// Receives a PUT body and hands it to `write`: from memory when it fits in
+/// one chunk or can be gathered (where `WriteGate` says), else on a
+/// blocking thread through a bounded channel while the rest arrives. A body that fails midway (client
+/// gone, wrong MD5) fails the write, so the engine keeps nothing of it.
 async fn with_body<T, F>(
+    engine: &Engine,
     body: Option<StreamingBlob>,
-    mut md5: Option<Md5Check>,
+    md5: Option<Md5Check>,
     write: F,
 ) -> S3Result<T>
 where
@@ -72,22 +71,15 @@ where
     F: for<'a> FnOnce(PutBody<'a>) -> s3hpc_store::Result<T> + Send + 'static,
 {
     let Some(body) = body else {
-        if let Some(m) = md5 {
-            m.verify().map_err(s3_error)?;
-        }
-        return run_write(|| write(PutBody::Bytes(&[])));
+        return engine.write_whole(&[], md5, write);
     };
-    let incoming = body::receive(body)
+    let len = body.remaining_length().exact();
+    let incoming = body::receive(body, len, &engine.buffers)
         .await
         .map_err(|e| body::stream_error(&e))?;
     match incoming {
-        Incoming::Whole(bytes) => {
-            if let Some(mut m) = md5.take() {
-                m.update(&bytes);
-                m.verify().map_err(s3_error)?;
-            }
-            run_write(|| write(PutBody::Bytes(&bytes)))
-        }
+        Incoming::Whole(bytes) => engine.write_whole(&bytes, md5, write),
+        Incoming::Gathered(pooled) => engine.write_whole(&pooled.buf, md5, write),
         Incoming::Partial { head, rest } => {
             let (tx, rx) = body::channel();
             let fault = Arc::new(BodyFault::default());
@@ -107,6 +99,25 @@ where
                 Err(e) => Err(s3s::S3Error::internal_error(e)),
             }
         }
+    }
+}
+
+impl Engine {
+    /// Checks the Content-MD5 of a body that is all in memory and writes it,
+    /// where the write gate says.
+    fn write_whole<T>(
+        &self,
+        bytes: &[u8],
+        md5: Option<Md5Check>,
+        write: impl FnOnce(PutBody<'_>) -> s3hpc_store::Result<T>,
+    ) -> S3Result<T> {
+        if let Some(mut m) = md5 {
+            m.update(bytes);
+            m.verify().map_err(s3_error)?;
+        }
+        self.writes
+            .run(|| write(PutBody::Bytes(bytes)))
+            .map_err(s3_error)
     }
 }
 
@@ -328,7 +339,7 @@ impl S3 for Engine {
         let opts = convert::put_options(i.content_type, i.metadata);
         let store = self.store.clone();
         let (bucket, key) = (i.bucket, i.key);
-        let etag = with_body(i.body, md5, move |body| {
+        let etag = with_body(self, i.body, md5, move |body| {
             store.put_object(&bucket, &key, body, &opts)
         })
         .await?;
@@ -356,7 +367,8 @@ impl S3 for Engine {
             i.if_modified_since.as_ref(),
             i.if_unmodified_since.as_ref(),
         )?;
-        let stream = GetStream::start(stream, length)
+        let may_map = req.extensions.get::<KernelCopiesBodies>().is_some();
+        let stream = GetStream::start(stream, offset, length, may_map)
             .map_err(|e| s3_error(s3hpc_store::S3Error::from_io(&e, &info.key)))?;
         let content_range = range.map(|_| {
             format!(
@@ -491,7 +503,7 @@ impl S3 for Engine {
         let part = part_number(i.part_number)?;
         let store = self.store.clone();
         let (bucket, key, id) = (i.bucket, i.key, i.upload_id);
-        let etag = with_body(i.body, md5, move |body| {
+        let etag = with_body(self, i.body, md5, move |body| {
             store.upload_part(&bucket, &key, &id, part, body)
         })
         .await?;
