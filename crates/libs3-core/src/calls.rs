@@ -13,7 +13,7 @@ use crate::request::{
     callback_status, cstring, lossy, opt_str, put_options, req_ref, run, send_properties,
     unix_seconds, ContextArgs, TargetArgs,
 };
-use crate::{client_for_ref, push_body, with_client_matching, Failure, PullReader, Target};
+use crate::{client_for_ref, push_body, with_client, Failure, PullReader};
 use s3hpc_client::{ByteRange, ListRequest, ObjectInfo, PutBody, S3Client};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -212,12 +212,9 @@ pub(crate) unsafe fn on_object<A: Abi>(
             data,
             || ctx.resource(key),
             || {
-                let (args, bucket) = ctx.target_args()?;
+                let (target, bucket) = ctx.target_ref()?;
                 let key = req_ref(key, "key")?;
-                // The caller's target is checked and converted only when
-                // it is not the one this thread used last.
-                let is = |t: &Target| args.names(t);
-                with_client_matching(is, || args.target_ref(), |c| f(c, bucket, key))?
+                with_client(&target, |client| f(client, bucket, key))?
             },
         )
     }
@@ -231,7 +228,7 @@ pub(crate) fn pull_reader(
 ) -> PullReader<impl FnMut(&mut [u8]) -> i64> {
     PullReader::new(len, move |buf: &mut [u8]| match pull {
         // SAFETY: `buf` is writable for `buf.len()` bytes (at most
-        // CHUNK, as PullReader guarantees).
+        // i32::MAX, as PullReader guarantees).
         Some(cb) => (unsafe { cb(buf.len() as c_int, buf.as_mut_ptr().cast(), data) }) as i64,
         None => 0,
     })

@@ -24,8 +24,8 @@ pub use body::{push_body, PullReader};
 pub use failure::{BucketNameProblem, Failure};
 pub use presign::{presigned_url_v2, presigned_url_v4};
 pub use transport::{
-    client_for, client_for_ref, forget_clients, set_default_host, with_client,
-    with_client_matching, Target, TargetRef, HOST_ENV,
+    client_for, client_for_ref, forget_clients, set_default_host, with_client, Target, TargetRef,
+    HOST_ENV,
 };
 
 /// Runs `f`, turning a panic into a failure so it never unwinds into C.

@@ -106,28 +106,6 @@ impl TargetArgs {
         }
     }
 
-    /// Whether these arguments name `t`, compared byte for byte without
-    /// checking them first: `t`'s strings are valid, so equal ones are too.
-    ///
-    /// # Safety
-    /// Each pointer is NULL or a NUL-terminated string.
-    pub unsafe fn names(&self, t: &Target) -> bool {
-        // SAFETY: forwarded contract.
-        unsafe {
-            (self.protocol == S3_PROTOCOL_HTTPS) == t.https
-                && match (self.host_name.is_null(), t.host.as_deref()) {
-                    (true, None) => true,
-                    (false, Some(h)) => reads_as(self.host_name, h),
-                    _ => false,
-                }
-                && reads_as(self.access_key_id, &t.access_key)
-                && reads_as(self.secret_access_key, &t.secret_key)
-                // `target_ref` takes an empty token or region as none.
-                && reads_as(self.security_token, t.security_token.as_deref().unwrap_or(""))
-                && reads_as(self.auth_region, t.region.as_deref().unwrap_or(""))
-        }
-    }
-
     /// The target these arguments name.
     ///
     /// # Safety
@@ -136,18 +114,6 @@ impl TargetArgs {
         // SAFETY: forwarded contract.
         Ok(unsafe { self.target_ref() }?.to_owned())
     }
-}
-
-/// Whether C string `p` holds the bytes of `s` (NULL reads as "").
-///
-/// # Safety
-/// `p` is NULL or NUL-terminated.
-unsafe fn reads_as(p: *const c_char, s: &str) -> bool {
-    if p.is_null() {
-        return s.is_empty();
-    }
-    // SAFETY: per the contract.
-    unsafe { CStr::from_ptr(p) }.to_bytes() == s.as_bytes()
 }
 
 /// A bucket context as both ABIs pass it: the 2.0 fields, and the 4.x
@@ -168,13 +134,12 @@ impl ContextArgs {
         }
     }
 
-    /// The target arguments and the bucket of the context (the bucket
-    /// borrowed).
+    /// The target and bucket of the context, borrowing its strings.
     ///
     /// # Safety
     /// `base` is NULL or points to a valid context; the strings are NULL
     /// or NUL-terminated; all outlive `'a`.
-    pub unsafe fn target_args<'a>(&self) -> Result<(TargetArgs, &'a str), Failure> {
+    pub unsafe fn target_ref<'a>(&self) -> Result<(TargetRef<'a>, &'a str), Failure> {
         // SAFETY: the caller guarantees `base` is NULL or valid.
         let ctx = unsafe { self.base.as_ref() }.ok_or(Failure::BadArgument("bucketContext"))?;
         let args = TargetArgs {
@@ -186,19 +151,12 @@ impl ContextArgs {
             auth_region: self.auth_region,
         };
         // SAFETY: the context's strings are NULL or NUL-terminated.
-        let bucket = unsafe { opt_ref(ctx.bucket_name, "bucketName") }?;
-        Ok((args, bucket.ok_or(Failure::BadArgument("bucketName"))?))
-    }
-
-    /// The target and bucket of the context, borrowing its strings.
-    ///
-    /// # Safety
-    /// As [`ContextArgs::target_args`].
-    pub unsafe fn target_ref<'a>(&self) -> Result<(TargetRef<'a>, &'a str), Failure> {
-        // SAFETY: forwarded contract.
         unsafe {
-            let (args, bucket) = self.target_args()?;
-            Ok((args.target_ref()?, bucket))
+            let bucket = opt_ref(ctx.bucket_name, "bucketName")?;
+            Ok((
+                args.target_ref()?,
+                bucket.ok_or(Failure::BadArgument("bucketName"))?,
+            ))
         }
     }
 
@@ -401,62 +359,4 @@ fn keep_error_text(message: CString, resource: CString) -> (*const c_char, *cons
         *t = (message, resource);
         (t.0.as_ptr(), t.1.as_ptr())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `names` (the byte comparison of the cache's fast path) must agree
-    /// with converting the arguments and comparing the result, for every
-    /// mix of NULL, empty and set strings: a false match would send a
-    /// request to another host or with other keys.
-    #[test]
-    fn names_agrees_with_the_converted_target() {
-        let values = [None, Some(c""), Some(c"a"), Some(c"b")];
-        let ptr = |v: Option<&CStr>| v.map_or(std::ptr::null(), CStr::as_ptr);
-        let mut all = Vec::new();
-        for host in values {
-            for key in values {
-                for token in values {
-                    for protocol in [S3_PROTOCOL_HTTPS, 1] {
-                        all.push(TargetArgs {
-                            protocol,
-                            access_key_id: ptr(key),
-                            // The secret and region vary like the key and
-                            // token: the same comparison.
-                            secret_access_key: ptr(key),
-                            security_token: ptr(token),
-                            host_name: ptr(host),
-                            auth_region: ptr(token),
-                        });
-                    }
-                }
-            }
-        }
-        for a in &all {
-            for b in &all {
-                // SAFETY: NULL or static NUL-terminated strings.
-                let (matched, equal) = unsafe {
-                    let cached = b.target().unwrap();
-                    let fields = |t: &Target| {
-                        (
-                            t.host.clone(),
-                            t.https,
-                            t.access_key.clone(),
-                            t.secret_key.clone(),
-                        )
-                    };
-                    let converted = a.target().unwrap();
-                    (
-                        a.names(&cached),
-                        fields(&converted) == fields(&cached)
-                            && converted.security_token == cached.security_token
-                            && converted.region == cached.region,
-                    )
-                };
-                assert_eq!(matched, equal);
-            }
-        }
-    }
 }

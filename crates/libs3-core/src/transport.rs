@@ -110,26 +110,15 @@ pub fn with_client<R>(
     target: &TargetRef,
     f: impl FnOnce(&dyn S3Client) -> R,
 ) -> Result<R, Failure> {
-    with_client_matching(|t| target.is(t), || Ok(*target), f)
-}
-
-/// As [`with_client`], for a target known by a test (`is`) before it is
-/// resolved: the caller's C strings can be compared with the cached
-/// target's bytes, and only on a miss checked and converted (`resolve`).
-pub fn with_client_matching<'a, R>(
-    is: impl FnOnce(&Target) -> bool,
-    resolve: impl FnOnce() -> Result<TargetRef<'a>, Failure>,
-    f: impl FnOnce(&dyn S3Client) -> R,
-) -> Result<R, Failure> {
     let generation = GENERATION.load(Ordering::Relaxed);
     // The cached client runs `f`, or `f` comes back for the slow path.
     let missed = LAST.with(|l| match l.try_borrow().as_deref() {
-        Ok(Some((t, g, c))) if *g == generation && is(t) => Ok(f(&**c)),
+        Ok(Some((t, g, c))) if *g == generation && target.is(t) => Ok(f(&**c)),
         _ => Err(f),
     });
     match missed {
         Ok(r) => Ok(r),
-        Err(f) => Ok(f(&*client_for_ref(&resolve()?)?)),
+        Err(f) => Ok(f(&*client_for_ref(target)?)),
     }
 }
 

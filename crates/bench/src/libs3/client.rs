@@ -507,13 +507,7 @@ impl S3Client for Libs3Client {
         upload_id: &str,
         parts: &[(u32, String)],
     ) -> Result<ObjectInfo> {
-        let mut doc = String::from("<CompleteMultipartUpload>");
-        for (n, etag) in parts {
-            doc.push_str(&format!(
-                "<Part><PartNumber>{n}</PartNumber><ETag>{etag}</ETag></Part>"
-            ));
-        }
-        doc.push_str("</CompleteMultipartUpload>");
+        let doc = s3hpc_client::http::complete_multipart_document(parts);
         let ((b, k), id) = (object_args(bucket, key)?, arg(upload_id)?);
         let ctx = self.context(&b);
         let mut call = Call::new(Source::Slice(doc.as_bytes()));

@@ -22,6 +22,7 @@ use s3hpc_store::{
 };
 use std::io::Read;
 use ureq::http::Method;
+pub use xml::complete_multipart_document;
 
 /// S3 over HTTP. Cheap to share between threads: connections are pooled.
 pub struct HttpClient {
@@ -348,14 +349,7 @@ impl S3Client for HttpClient {
         upload_id: &str,
         parts: &[(u32, String)],
     ) -> Result<ObjectInfo> {
-        let mut doc = String::from("<CompleteMultipartUpload>");
-        for (n, etag) in parts {
-            doc.push_str(&format!(
-                "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag></Part>",
-                xml::escape(etag)
-            ));
-        }
-        doc.push_str("</CompleteMultipartUpload>");
+        let doc = xml::complete_multipart_document(parts);
         self.call(Method::POST, bucket, Some(key))
             .query("uploadId", upload_id)
             .header("content-type", "application/xml")

@@ -72,6 +72,20 @@ pub fn escape(s: &str) -> String {
         .replace('\'', "&apos;")
 }
 
+/// The CompleteMultipartUpload document listing `parts` (number, ETag),
+/// as every S3 client sends it.
+pub fn complete_multipart_document(parts: &[(u32, String)]) -> String {
+    let mut doc = String::from("<CompleteMultipartUpload>");
+    for (n, etag) in parts {
+        doc.push_str(&format!(
+            "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag></Part>",
+            escape(etag)
+        ));
+    }
+    doc.push_str("</CompleteMultipartUpload>");
+    doc
+}
+
 /// Decodes `%XX` escapes (S3's `encoding-type=url`); `+` stays as is, as
 /// S3 encodes a space as `%20`.
 pub fn url_decode(s: &str) -> String {
