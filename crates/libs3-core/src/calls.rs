@@ -228,7 +228,7 @@ pub(crate) fn pull_reader(
 ) -> PullReader<impl FnMut(&mut [u8]) -> i64> {
     PullReader::new(len, move |buf: &mut [u8]| match pull {
         // SAFETY: `buf` is writable for `buf.len()` bytes (at most
-        // i32::MAX, as PullReader guarantees).
+        // CHUNK, as PullReader guarantees).
         Some(cb) => (unsafe { cb(buf.len() as c_int, buf.as_mut_ptr().cast(), data) }) as i64,
         None => 0,
     })
