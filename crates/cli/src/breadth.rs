@@ -2,7 +2,7 @@
 //! sweep, visibility, all): their arguments and the hand-off to
 //! `s3hpc_bench::harness`. They share `CommonArgs`.
 
-use crate::{parse_backends, parse_size, BackendList};
+use crate::{parse_backends, parse_seconds, parse_size, BackendList};
 use clap::{Args, Subcommand};
 use s3hpc_bench::backend::BackendConfig;
 use s3hpc_bench::harness::{self, Benchmark, HarnessOptions};
@@ -83,7 +83,7 @@ pub struct SweepArgs {
     #[arg(long, default_value = "32m", value_parser = parse_size)]
     bytes_per_size: u64,
     /// Time limit of each size's write phase, in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     seconds_per_size: f64,
 }
 
@@ -98,7 +98,7 @@ pub struct VisibilityArgs {
     #[arg(long = "obj-size", default_value = "64k", value_parser = parse_size)]
     obj_size: u64,
     /// Seconds an object may take to appear before the run fails.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
     timeout: f64,
 }
 
@@ -107,7 +107,7 @@ pub struct AllArgs {
     #[command(flatten)]
     common: CommonArgs,
     /// Seconds each warp workload runs.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, value_parser = parse_seconds)]
     warp_duration: f64,
 }
 
@@ -288,7 +288,7 @@ pub struct WarpArgs {
 #[derive(Args, Clone)]
 pub struct WarpOpts {
     /// Seconds to run (after the prepare step).
-    #[arg(long = "duration", default_value_t = 5.0)]
+    #[arg(long = "duration", default_value_t = 5.0, value_parser = parse_seconds)]
     warp_duration: f64,
     /// Concurrent operations (threads).
     #[arg(long = "concurrent", default_value_t = 4)]

@@ -120,7 +120,7 @@ struct Io500Args {
     #[arg(long)]
     dir: PathBuf,
     /// Seconds each write phase runs before wear-out (IO500 requires 300).
-    #[arg(long, default_value_t = 300.0)]
+    #[arg(long, default_value_t = 300.0, value_parser = parse_seconds)]
     stonewall: f64,
     /// Write the results as JSON to this file (atomically).
     #[arg(long)]
@@ -264,6 +264,20 @@ pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let n: u64 = num.parse().map_err(|_| format!("not a size: {s:?}"))?;
     n.checked_mul(mult)
         .ok_or_else(|| format!("size too large: {s:?}"))
+}
+
+/// A time in seconds: a plain number (`2.5`), or a duration as warp and Go
+/// write it (`3s`, `1m30s`, `500ms`), parsed by humantime.
+pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<f64>() {
+        return Ok(n);
+    }
+    humantime::parse_duration(s)
+        .map(|d| d.as_secs_f64())
+        .map_err(|e| {
+            format!("not a time: {s:?} ({e}); give seconds (2.5) or a duration (3s, 1m30s, 500ms)")
+        })
 }
 
 fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
@@ -469,6 +483,18 @@ mod tests {
         assert_eq!(parse_size("123"), Ok(123));
         assert!(parse_size("1x").is_err());
         assert!(parse_size("").is_err());
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("2.5"), Ok(2.5));
+        assert_eq!(parse_seconds("3s"), Ok(3.0));
+        assert_eq!(parse_seconds("1m30s"), Ok(90.0));
+        assert_eq!(parse_seconds("500ms"), Ok(0.5));
+        assert!(parse_seconds("3 parsecs").is_err());
+        // warp's own syntax reaches the warp options.
+        let cli = Cli::try_parse_from(["s3hpc", "bench", "warp", "mixed", "--duration", "3s"]);
+        assert!(cli.is_ok(), "{:?}", cli.err());
     }
 
     #[test]

@@ -8,10 +8,10 @@
 //! younger ones, which may belong to a live writer elsewhere, unless the
 //! name says the writer was a process on this host that no longer exists.
 //!
-//! Named temporaries rather than `O_TMPFILE`: `O_TMPFILE` is missing on some
-//! parallel file systems, and an unnamed file cannot replace an existing
-//! object (`linkat` refuses to overwrite), so an overwrite would need a
-//! named link plus a rename anyway: one syscall more than a named temporary.
+//! These names serve the PUTs that cannot use an unnamed `O_TMPFILE` (see
+//! `put::Temp`): overwrites, since `linkat` refuses to replace an existing
+//! object, and every PUT on file systems without `O_TMPFILE` (GlusterFS,
+//! MooseFS, CephFS through FUSE).
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
