@@ -18,6 +18,7 @@ pub mod mdworkbench;
 pub mod objbench;
 pub mod output;
 pub mod pattern;
+pub mod results;
 pub mod rundir;
 pub mod stats;
 pub mod stop;

@@ -7,21 +7,19 @@ use crate::backend::{Backend, BackendConfig};
 use crate::comm::Comm;
 use crate::harness::node;
 use crate::harness::ranks::{dir_on_root, on_root};
-use crate::io500::score::{score, Score};
-use crate::io500::{self, CapOverrides, Caps, Io500Params, PhaseHook, PhaseResult};
+use crate::io500::score::score;
+use crate::io500::{self, CapOverrides, Caps, Io500Params, PhaseHook};
 use crate::latency::take_u64;
 use crate::output::{json, text};
+use crate::results::{rfc3339, BackendReport, RunInfo, VERSION};
 use crate::rundir::{self, RunDir};
 use crate::stop::Stop;
 use crate::summary::{self, Summary};
 use anyhow::Context;
-use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What to run, and where.
 #[derive(Clone)]
@@ -84,43 +82,6 @@ impl SuiteOptions {
 
 pub fn default_ranks() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// Run metadata, as it appears in the JSON.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunInfo {
-    pub label: Option<String>,
-    pub host: String,
-    pub start_time: String,
-    pub unix_time: u64,
-    pub version: String,
-    pub ranks: usize,
-    pub stonewall_seconds: f64,
-    pub dir: String,
-    pub run_dir: String,
-    pub filesystem: String,
-    pub free_bytes: Option<u64>,
-    pub etag: &'static str,
-    pub durability: &'static str,
-    pub s3_mode: &'static str,
-    pub caps: Caps,
-    pub caps_lowered: bool,
-    pub seed: u64,
-    pub backends: Vec<String>,
-    pub repeat: usize,
-    pub kept: bool,
-}
-
-/// One backend's results in one repetition.
-#[derive(Debug, Clone)]
-pub struct BackendReport {
-    pub backend: String,
-    /// The repetition, from 0.
-    pub iteration: usize,
-    pub transport: String,
-    pub api: String,
-    pub results: Vec<PhaseResult>,
-    pub score: Score,
 }
 
 pub struct SuiteReport {
@@ -408,27 +369,6 @@ fn run_backend(
 /// repetition: `<backend>.<iteration>`.
 pub fn backend_dir(backend: Backend, iteration: usize) -> String {
     format!("{}.{iteration}", backend.name())
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` from Unix seconds (civil-from-days, no crate).
-pub fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + (m <= 2) as i64;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 #[cfg(test)]

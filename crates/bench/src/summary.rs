@@ -3,8 +3,8 @@
 //! per-repetition ratios to POSIX (each repetition's own POSIX run is the
 //! baseline, so a slow moment of the machine cancels out within the pair).
 
+use crate::results::BackendReport;
 use crate::stats::{ratio, Spread};
-use crate::suite::BackendReport;
 
 /// The backend every ratio is relative to.
 pub const BASELINE: &str = "posix";

@@ -14,8 +14,8 @@
 //! entries were read (the "racy timestamp" rule), so a later change is never missed.
 
 use crate::meta::{self, StoredMeta};
+use crate::names::dir_rel;
 use crate::names::{is_reserved, validate_key};
-use crate::object::dir_rel;
 use crate::*;
 use rustix::fs::{fstat, openat, statat, AtFlags, Dir, FileType, Mode, OFlags, Stat};
 use std::collections::VecDeque;

@@ -8,8 +8,8 @@
 //! renames it into place, so the object appears whole or not at all.
 
 use crate::meta::{self, StoredMeta};
+use crate::names::dir_rel;
 use crate::names::{validate_bucket_name, validate_key};
-use crate::object::dir_rel;
 use crate::put::Source;
 use crate::*;
 use md5::{Digest, Md5};

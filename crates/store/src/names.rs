@@ -154,6 +154,20 @@ pub(crate) fn is_reserved(name: &[u8]) -> bool {
     name.starts_with(RESERVED_PREFIX.as_bytes())
 }
 
+/// The path of directory `dir` of `bucket`, relative to the data root (the
+/// key of the directory-handle cache).
+pub(crate) fn dir_rel(bucket: &str, dir: &str) -> String {
+    if dir.is_empty() {
+        bucket.to_string()
+    } else {
+        let mut s = String::with_capacity(bucket.len() + 1 + dir.len());
+        s.push_str(bucket);
+        s.push('/');
+        s.push_str(dir);
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@
 
 use crate::dirs::{open_dir_readable, DirCache};
 use crate::meta::{self, StoredMeta};
-use crate::names::{split_key, validate_bucket_name, validate_key};
+use crate::names::{dir_rel, split_key, validate_bucket_name, validate_key};
 use crate::put::Source;
 use crate::*;
 use rustix::fs::{fstat, mkdirat, openat, statat, unlinkat, AtFlags, FileType};
@@ -77,18 +77,6 @@ pub struct GetResult {
     pub offset: u64,
     pub length: u64,
     pub body: ObjectReader,
-}
-
-pub(crate) fn dir_rel(bucket: &str, dir: &str) -> String {
-    if dir.is_empty() {
-        bucket.to_string()
-    } else {
-        let mut s = String::with_capacity(bucket.len() + 1 + dir.len());
-        s.push_str(bucket);
-        s.push('/');
-        s.push_str(dir);
-        s
-    }
 }
 
 fn is_regular(st: &rustix::fs::Stat) -> bool {

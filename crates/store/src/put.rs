@@ -4,8 +4,8 @@
 
 use crate::dirs::DirCache;
 use crate::meta::{self, StoredMeta, EMPTY_MD5};
+use crate::names::dir_rel;
 use crate::names::{split_key, validate_bucket_name, validate_key};
-use crate::object::dir_rel;
 use crate::*;
 use md5::{Digest, Md5};
 use rustix::fs::{fstat, fsync, linkat, openat, renameat, renameat_with, unlinkat};

@@ -6,7 +6,7 @@ use super::MdwParams;
 use crate::harness::row::{rate, MIB};
 use crate::harness::{Row, Target};
 use crate::latency::Latency;
-use crate::suite::{rfc3339, VERSION};
+use crate::results::{rfc3339, VERSION};
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -5,8 +5,8 @@
 //! ratio to POSIX), and `score_summary` likewise for the scores. Written
 //! atomically (temporary file, then rename).
 
+use crate::results::{BackendReport, RunInfo};
 use crate::stats::Spread;
-use crate::suite::{BackendReport, RunInfo};
 use crate::summary::{Summary, SummaryRow, BASELINE};
 use anyhow::Context;
 use serde_json::{json, Value};

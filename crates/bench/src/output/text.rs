@@ -3,8 +3,8 @@
 
 use crate::io500::score::Score;
 use crate::io500::PhaseResult;
+use crate::results::{BackendReport, RunInfo};
 use crate::stats::median;
-use crate::suite::{BackendReport, RunInfo};
 use crate::summary::{Summary, SummaryRow, BASELINE};
 use std::io::{self, Write};
 
