@@ -1,8 +1,9 @@
 //! Buckets: directories directly under the data root.
 
+use crate::fscalls::{mkdirat, read_dir, statat, statx, unlinkat};
 use crate::names::{is_reserved, validate_bucket_name};
 use crate::*;
-use rustix::fs::{mkdirat, statat, statx, unlinkat, AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::fs::{Statx, StatxFlags};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, OwnedFd};
@@ -76,7 +77,7 @@ impl Store {
             .open_listing("")
             .map_err(|e| S3Error::from_io(&e, &what))?;
         let mut out = Vec::new();
-        for entry in Dir::read_from(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))? {
+        for entry in read_dir(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))? {
             let Ok(entry) = entry else { continue };
             let Ok(name) = entry.file_name().to_str() else {
                 continue;
@@ -121,7 +122,7 @@ fn created(st: &Statx) -> SystemTime {
 /// directory's content) and directories that end up empty; leaves everything
 /// else.
 fn clear_non_objects(dir: &OwnedFd, hidden: bool) {
-    let Ok(entries) = Dir::read_from(dir) else {
+    let Ok(entries) = read_dir(dir) else {
         return;
     };
     let names: Vec<(std::ffi::CString, FileType)> = entries
@@ -140,7 +141,8 @@ fn clear_non_objects(dir: &OwnedFd, hidden: bool) {
         };
         if ft == FileType::Directory {
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            if let Ok(sub) = rustix::fs::openat(dir.as_fd(), name.as_c_str(), flags, Mode::empty())
+            if let Ok(sub) =
+                crate::fscalls::openat(dir.as_fd(), name.as_c_str(), flags, Mode::empty())
             {
                 clear_non_objects(&sub, hidden || is_reserved(name.as_bytes()));
             }

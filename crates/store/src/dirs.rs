@@ -13,8 +13,9 @@
 //! [`DirCache::is_dead`] tells a dead directory (no links left) from a missing
 //! entry, so the caller drops the entry and resolves the path again.
 
+use crate::fscalls::openat2;
 use rustc_hash::FxHashMap;
-use rustix::fs::{openat2, Mode, OFlags, ResolveFlags};
+use rustix::fs::{Mode, OFlags, ResolveFlags};
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -112,7 +113,7 @@ impl DirCache {
 
     /// Whether a directory fd refers to a directory that has been removed.
     pub fn is_dead(fd: &OwnedFd) -> bool {
-        rustix::fs::fstat(fd)
+        crate::fscalls::fstat(fd)
             .map(|st| st.st_nlink == 0)
             .unwrap_or(true)
     }

@@ -11,6 +11,7 @@
 mod bucket;
 mod dirs;
 mod error;
+pub mod fscalls;
 mod list;
 mod meta;
 mod multipart;
@@ -61,7 +62,7 @@ impl Store {
         let root = root.as_ref().to_path_buf();
         std::fs::create_dir_all(&root)
             .map_err(|e| S3Error::from_io(&e, &format!("data root {}", root.display())))?;
-        let root_fd = rustix::fs::open(
+        let root_fd = fscalls::open(
             &root,
             rustix::fs::OFlags::DIRECTORY
                 | rustix::fs::OFlags::RDONLY
@@ -70,7 +71,7 @@ impl Store {
         )
         .map_err(|e| S3Error::from_io(&e.into(), &format!("data root {}", root.display())))?;
         #[allow(clippy::unnecessary_cast)] // f_type's type differs between architectures
-        let fs_type = rustix::fs::fstatfs(&root_fd).map_or(0, |st| st.f_type as i64);
+        let fs_type = fscalls::fstatfs(&root_fd).map_or(0, |st| st.f_type as i64);
         Ok(Store {
             root,
             root_fd,

@@ -13,11 +13,12 @@
 //! unchanged and were already older than the timestamp granularity when the
 //! entries were read (the "racy timestamp" rule), so a later change is never missed.
 
+use crate::fscalls::{fstat, openat, read_dir, statat};
 use crate::meta::{self, StoredMeta};
 use crate::names::dir_rel;
 use crate::names::{is_reserved, validate_key};
 use crate::*;
-use rustix::fs::{fstat, openat, statat, AtFlags, Dir, FileType, Mode, OFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::rc::Rc;
@@ -202,7 +203,7 @@ impl Store {
         let read_at = SystemTime::now();
         let dirfd = self.open_listing(rel).ok()?;
         let mut entries = Vec::new();
-        for e in Dir::read_from(&dirfd).ok()?.flatten() {
+        for e in read_dir(&dirfd).ok()?.flatten() {
             let name = e.file_name().to_bytes();
             if name == b"." || name == b".." || is_reserved(name) {
                 continue;

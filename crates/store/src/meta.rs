@@ -6,8 +6,9 @@
 //! returns for free and Linux ignores on regular files; objects without the
 //! bit (including every file written by plain POSIX tools) need no xattr read.
 
+use crate::fscalls::{self, fgetxattr, fsetxattr};
 use crate::{s3err, ObjectInfo, PutOptions, Result};
-use rustix::fs::{fgetxattr, fsetxattr, Stat, XattrFlags};
+use rustix::fs::{Stat, XattrFlags};
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
@@ -140,6 +141,10 @@ impl StoredMeta {
                 std::mem::size_of::<XattrArgs>(),
             )
         };
+        let _ = fscalls::count(
+            fscalls::Kind::Getxattr,
+            if n >= 0 { Ok(()) } else { Err(()) },
+        );
         if n >= 0 {
             return Some(Ok(StoredMeta::decode(&buf[..n as usize])));
         }

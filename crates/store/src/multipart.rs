@@ -7,13 +7,14 @@
 //! directory (`copy_file_range`: no data passes through user space) and
 //! renames it into place, so the object appears whole or not at all.
 
+use crate::fscalls::{read_dir, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
 use crate::names::dir_rel;
 use crate::names::{validate_bucket_name, validate_key};
 use crate::put::Source;
 use crate::*;
 use md5::{Digest, Md5};
-use rustix::fs::{statat, unlinkat, AtFlags, Dir, FileType};
+use rustix::fs::{AtFlags, FileType};
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -240,7 +241,7 @@ impl Store {
     fn remove_upload(&self, bucket: &str, upload_id: &str) {
         let rel = dir_rel(bucket, &format!("{UPLOADS}/{upload_id}"));
         if let Ok(fd) = self.open_listing(&rel) {
-            if let Ok(dir) = Dir::read_from(&fd) {
+            if let Ok(dir) = read_dir(&fd) {
                 for e in dir.flatten() {
                     let name = e.file_name();
                     if name.to_bytes() != b"." && name.to_bytes() != b".." {
@@ -265,7 +266,7 @@ impl Store {
             .open_listing(&rel)
             .map_err(|e| S3Error::from_io(&e, "upload parts"))?;
         let mut parts = Vec::new();
-        for e in Dir::read_from(&fd)
+        for e in read_dir(&fd)
             .map_err(|e| S3Error::from_io(&e.into(), "upload parts"))?
             .flatten()
         {
@@ -296,7 +297,7 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
-        for e in Dir::read_from(&fd)
+        for e in read_dir(&fd)
             .map_err(|e| S3Error::from_io(&e.into(), "uploads"))?
             .flatten()
         {
@@ -351,7 +352,7 @@ impl Store {
 }
 
 fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
-    let Ok(entries) = Dir::read_from(dir) else {
+    let Ok(entries) = read_dir(dir) else {
         return 0;
     };
     let mut removed = 0;
@@ -371,7 +372,7 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
                     | rustix::fs::OFlags::NOFOLLOW
                     | rustix::fs::OFlags::CLOEXEC;
                 if let Ok(sub) =
-                    rustix::fs::openat(dir.as_fd(), name, flags, rustix::fs::Mode::empty())
+                    crate::fscalls::openat(dir.as_fd(), name, flags, rustix::fs::Mode::empty())
                 {
                     removed += sweep_dir(&sub, cutoff);
                 }

@@ -6,11 +6,12 @@
 //! `put`.
 
 use crate::dirs::{open_dir_readable, DirCache};
+use crate::fscalls::{fstat, mkdirat, openat, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
 use crate::names::{dir_rel, split_key, validate_bucket_name, validate_key};
 use crate::put::Source;
 use crate::*;
-use rustix::fs::{fstat, mkdirat, openat, statat, unlinkat, AtFlags, FileType};
+use rustix::fs::{AtFlags, FileType};
 use rustix::fs::{Mode, OFlags};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -46,7 +47,7 @@ impl ObjectReader {
         while buf.len() - start < want {
             let room = want - (buf.len() - start);
             let spare = &mut buf.spare_capacity_mut()[..room];
-            match rustix::io::read(self.file.get_ref(), spare) {
+            match crate::fscalls::read(self.file.get_ref(), spare) {
                 Ok(([], _)) => break,
                 Ok((filled, _)) => {
                     let n = filled.len();
@@ -66,7 +67,7 @@ impl ObjectReader {
 
 impl Read for ObjectReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.file.read(buf)
+        crate::fscalls::count(crate::fscalls::Kind::Read, self.file.read(buf))
     }
 }
 

@@ -3,12 +3,12 @@
 //! one, never a partial one.
 
 use crate::dirs::DirCache;
+use crate::fscalls::{fstat, fsync, linkat, openat, renameat, renameat_with, unlinkat};
 use crate::meta::{self, StoredMeta, EMPTY_MD5};
 use crate::names::dir_rel;
 use crate::names::{split_key, validate_bucket_name, validate_key};
 use crate::*;
 use md5::{Digest, Md5};
-use rustix::fs::{fstat, fsync, linkat, openat, renameat, renameat_with, unlinkat};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, CWD};
 use rustix::io::Errno;
 use std::cell::RefCell;
@@ -435,7 +435,7 @@ impl Store {
             Err(e) => return Err(S3Error::from_io(&e, what)),
         }
         let mode = Mode::from_bits_truncate((st.st_mode & 0o7777) | meta::META_BIT);
-        rustix::fs::fchmod(fd, mode).map_err(|e| S3Error::from_io(&e.into(), what))
+        crate::fscalls::fchmod(fd, mode).map_err(|e| S3Error::from_io(&e.into(), what))
     }
 
     /// Makes a directory entry durable: fsync needs a readable fd, not O_PATH.
@@ -449,7 +449,7 @@ impl Store {
 
 fn write_all(fd: &OwnedFd, mut buf: &[u8]) -> io::Result<()> {
     while !buf.is_empty() {
-        match rustix::io::write(fd, buf) {
+        match crate::fscalls::write(fd, buf) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => buf = &buf[n..],
             Err(Errno::INTR) => {}
@@ -523,7 +523,7 @@ fn copy_file(
         let end = offset + len;
         while off < end {
             let want = (end - off).min(1 << 30) as usize;
-            match rustix::fs::copy_file_range(src, Some(&mut off), dst, None, want) {
+            match crate::fscalls::copy_file_range(src, Some(&mut off), dst, None, want) {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Ok(_) => {}
                 Err(Errno::INTR) => {}
@@ -553,7 +553,10 @@ fn copy_file_buffered(
         let mut done = 0u64;
         while done < len {
             let want = (len - done).min(CHUNK as u64) as usize;
-            let n = src.read_at(&mut buf[..want], offset + done)?;
+            let n = crate::fscalls::count(
+                crate::fscalls::Kind::Read,
+                src.read_at(&mut buf[..want], offset + done),
+            )?;
             if n == 0 {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }
