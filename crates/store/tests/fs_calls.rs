@@ -58,7 +58,7 @@ enum Fs {
 }
 
 fn fs_of(path: &std::path::Path) -> Fs {
-    match rustix::fs::statfs(path).map(|s| s.f_type as i64) {
+    match rustix::fs::statfs(path).map(|s| s.f_type) {
         Ok(0x0102_1994) => Fs::Tmpfs,
         Ok(0xEF53) => Fs::Ext4,
         _ => Fs::Other,
