@@ -10,6 +10,7 @@ pub mod backend;
 pub mod comm;
 #[cfg(feature = "mpi")]
 pub mod comm_mpi;
+pub mod explain;
 pub mod harness;
 pub mod io500;
 pub mod latency;

@@ -113,9 +113,9 @@ pub struct AllArgs {
 
 /// A comma-separated list of sizes or counts.
 #[derive(Clone)]
-pub struct SizeList(Vec<u64>);
+pub struct SizeList(pub Vec<u64>);
 
-fn parse_size_list(s: &str) -> Result<SizeList, String> {
+pub(crate) fn parse_size_list(s: &str) -> Result<SizeList, String> {
     let v = s
         .split(',')
         .map(str::trim)

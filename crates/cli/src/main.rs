@@ -2,6 +2,7 @@
 //! them to the library crates.
 
 mod breadth;
+mod explain;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -70,6 +71,13 @@ enum Command {
     /// combine into one report; same-named backends of different files are
     /// told apart as `backend@label` (run.label, or the file's stem).
     Report(ReportArgs),
+    /// Where the time of an S3 call goes, layer by layer: the same
+    /// operations through POSIX, the engine, libs3, the RPC gateway (Unix,
+    /// TCP), HTTP unsigned and SigV4 (and --endpoint), with latency, what
+    /// each layer adds, file-system calls per op and CPU per op. Under a
+    /// minute with no arguments (a temporary directory; --dir for the file
+    /// system to explain).
+    Explain(explain::ExplainArgs),
 }
 
 #[derive(Args)]
@@ -454,6 +462,7 @@ fn main() {
             suite: Some(Suite::Breadth(b)),
         }) => breadth::run(b, &stop),
         Command::Serve(a) => serve::run(a, &stop),
+        Command::Explain(a) => explain::run(a, &stop),
         Command::Report(a) => {
             s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())
         }
