@@ -143,6 +143,14 @@ fn build(data: &Dataset, dir: &Path) -> anyhow::Result<Vec<Section>> {
         "Each backend's median ratio to POSIX of the same run; the black ring is POSIX.",
         "needs io500 rows of a backend besides POSIX with ratios to POSIX on at least three phases",
     )?);
+    s.push(figure(
+        figures::explain::plot(data),
+        dir,
+        "explain",
+        "Where the time of an S3 call goes",
+        "From `s3hpc explain`: each op's median time through s3hpc's HTTP server with SigV4, split into what each layer adds over the one below (the file system's part is what the same work costs through POSIX calls); beside it, the file-system calls per op of POSIX and of the engine, with the metadata calls in brackets.",
+        "no explain rows (run `s3hpc explain --json FILE`)",
+    )?);
     let with_latency = figures::density::benchmarks(data);
     if with_latency.is_empty() {
         s.push(skipped("latency density", "no row has a latency histogram"));

@@ -3,6 +3,7 @@
 
 pub mod copy;
 pub mod density;
+pub mod explain;
 pub mod lines;
 pub mod radar;
 pub mod roofline;
