@@ -39,7 +39,7 @@ pub struct ExplainArgs {
     #[arg(long, env = "S3HPC_SECRET_KEY", hide_env_values = true)]
     secret_key: Option<String>,
     /// Only these layers, comma-separated (default: all): posix, engine,
-    /// libs3, rpc-unix, rpc-tcp, http, http-sigv4, and ext1, ext2, ...
+    /// libs3, rpc-unix, rpc-tcp, http, http-sigv4, http-chunked, and ext1, ext2, ...
     /// for the --endpoint URLs in order.
     #[arg(long, value_delimiter = ',')]
     layers: Option<Vec<String>>,

@@ -53,6 +53,7 @@ fn explain_runs_every_layer_and_reports() {
         "rpc-tcp",
         "http",
         "http-sigv4",
+        "http-chunked",
     ] {
         assert!(
             stdout.contains(&format!("\n{layer} ")),
@@ -64,8 +65,8 @@ fn explain_runs_every_layer_and_reports() {
 
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["schema"], "s3hpc-bench/1");
-    // 7 layers x (6 sized ops at one size + 3 others).
-    assert_eq!(doc["results"].as_array().unwrap().len(), 7 * 9);
+    // 8 layers x (6 sized ops at one size + 3 others).
+    assert_eq!(doc["results"].as_array().unwrap().len(), 8 * 9);
     // HEAD is one stat, through the engine and through POSIX alike; the
     // gateway's engine makes the same call on the client's behalf.
     for layer in ["posix", "engine", "rpc-unix", "http-sigv4"] {
@@ -81,13 +82,21 @@ fn explain_runs_every_layer_and_reports() {
     assert!(put["cpu_server_us"].as_f64().unwrap() > 0.0, "{put}");
     let mpu = row(&doc, "rpc-tcp", "multipart", None);
     assert_eq!(mpu["requests"], 5);
-    let parts: Vec<&str> = put["breakdown"]
+    let chunked = row(&doc, "http-chunked", "put-new", Some(3901));
+    // One call publishes each new object: a link of the unnamed temporary,
+    // or a rename of a named one where a server thread predicts overwrites.
+    let publish = |k: &str| chunked["fs_calls"][k].as_f64().unwrap_or(0.0);
+    assert_eq!(publish("link") + publish("rename"), 1.0, "{chunked}");
+    let parts: Vec<&str> = chunked["breakdown"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| p["part"].as_str().unwrap())
         .collect();
-    assert_eq!(parts, ["SigV4", "HTTP", "engine", "file system"]);
+    assert_eq!(
+        parts,
+        ["chunk signing", "SigV4", "HTTP", "engine", "file system"]
+    );
 
     let out = t.path().join("report");
     let (ok, stdout, stderr) = s3hpc(&[

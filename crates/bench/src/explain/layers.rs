@@ -3,7 +3,7 @@
 //! layer is the engine with one more piece in front of it; `base` names
 //! the layer whose time it adds to.
 
-use crate::backend::{Backend, BackendConfig, HttpEndpoint, KeepAlive};
+use crate::backend::{Backend, BackendConfig, HttpEndpoint, KeepAlive, NodeServer};
 use anyhow::Context;
 use s3hpc_client::{HttpClient, HttpClientConfig, S3Client};
 use s3hpc_http::{AuthConfig, HttpServer};
@@ -43,10 +43,12 @@ enum Make {
     Posix,
     Backend(Backend),
     UnsignedHttp,
+    /// SigV4 with the body signed chunk by chunk (aws-chunked).
+    StreamingHttp,
 }
 
 /// s3hpc's layers: name, what it is, its base, how it is made.
-const LAYERS: [(&str, &str, Option<&str>, Make); 7] = [
+const LAYERS: [(&str, &str, Option<&str>, Make); 8] = [
     (
         "posix",
         "the file-system calls an application would make",
@@ -89,6 +91,12 @@ const LAYERS: [(&str, &str, Option<&str>, Make); 7] = [
         Some("http"),
         Make::Backend(Backend::Http),
     ),
+    (
+        "http-chunked",
+        "the same, PUT bodies as signed aws-chunked chunks (as the AWS SDKs send)",
+        Some("http-sigv4"),
+        Make::StreamingHttp,
+    ),
 ];
 
 /// The names `--layers` accepts (external endpoints are `ext1`, ...).
@@ -123,6 +131,7 @@ pub fn open_all(
         let (exec, networked, counted) = match make {
             Make::Posix => (Exec::Posix { root: dir }, false, true),
             Make::UnsignedHttp => (unsigned_http(&dir, cfg)?, true, true),
+            Make::StreamingHttp => (streaming_http(&dir, cfg)?, true, true),
             Make::Backend(b) => {
                 let h = b
                     .s3_client(&dir, cfg)?
@@ -158,7 +167,7 @@ pub fn open_all(
         layers.push(Layer {
             name,
             what: format!("the S3 endpoint {}, SigV4-signed", e.url),
-            base: base_of(&layers, Some("http-sigv4")),
+            base: base_of(&layers, Some("http-chunked")),
             networked: true,
             counted: false,
             exec: Exec::S3 {
@@ -169,6 +178,27 @@ pub fn open_all(
     }
     anyhow::ensure!(!layers.is_empty(), "no layer selected");
     Ok(layers)
+}
+
+/// s3hpc's HTTP server with SigV4 users, and a client that signs each
+/// PUT body chunk by chunk.
+fn streaming_http(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Exec> {
+    let (server, keep_alive) = Backend::Http.start_server(dir, cfg)?;
+    let NodeServer::Http(e) = server else {
+        anyhow::bail!("the http backend's server is an HTTP server");
+    };
+    let client = HttpClient::new(HttpClientConfig {
+        endpoint: e.url.clone(),
+        region: e.region.clone(),
+        credentials: Some((e.access_key.clone(), e.secret_key.clone())),
+        streaming: true,
+        ..Default::default()
+    })
+    .map_err(anyhow::Error::msg)?;
+    Ok(Exec::S3 {
+        client: Arc::new(client),
+        _keep_alive: Some(keep_alive),
+    })
 }
 
 /// s3hpc's HTTP server with no signature checks, and a client that signs

@@ -191,6 +191,7 @@ fn part_name(layer: &str) -> String {
         "rpc-tcp" => "TCP over Unix socket".into(),
         "http" => "HTTP".into(),
         "http-sigv4" => "SigV4".into(),
+        "http-chunked" => "chunk signing".into(),
         other => other.into(),
     }
 }

@@ -41,13 +41,13 @@ fn latency_grid(
     slot: usize,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    write!(out, "{:<11}", "layer")?;
+    write!(out, "{:<13}", "layer")?;
     for op in ops {
         write!(out, " {:>19}", op.name())?;
     }
     writeln!(out)?;
     for (li, l) in e.layers.iter().enumerate() {
-        write!(out, "{:<11}", l.name)?;
+        write!(out, "{:<13}", l.name)?;
         for &op in ops {
             let c = e.cell(li, op, slot);
             let cell = if c.ops == 0 {
@@ -77,7 +77,7 @@ pub fn print(e: &Explained, out: &mut dyn Write) -> std::io::Result<()> {
         let base = l
             .base
             .map_or(String::new(), |b| format!(" [{}]", e.layers[b].name));
-        writeln!(out, "  {:<11} {}{base}", l.name, l.what)?;
+        writeln!(out, "  {:<13} {}{base}", l.name, l.what)?;
     }
     writeln!(out)?;
     writeln!(
@@ -192,13 +192,13 @@ fn cpu(e: &Explained, out: &mut dyn Write) -> std::io::Result<()> {
         size_label(e.sizes[slot])
     )?;
     let ops = [Op::PutNew, Op::Get, Op::Head, Op::Delete, Op::List];
-    write!(out, "{:<11}", "layer")?;
+    write!(out, "{:<13}", "layer")?;
     for op in ops {
         write!(out, " {:>15}", op.name())?;
     }
     writeln!(out, " {:>9}", "requests")?;
     for (li, l) in e.layers.iter().enumerate() {
-        write!(out, "{:<11}", l.name)?;
+        write!(out, "{:<13}", l.name)?;
         for op in ops {
             let c = e.cell(li, op, slot);
             write!(
@@ -216,7 +216,7 @@ fn cpu(e: &Explained, out: &mut dyn Write) -> std::io::Result<()> {
 /// time is the largest.
 fn largest(e: &Explained, out: &mut dyn Write) -> std::io::Result<()> {
     let slot = e.sizes.iter().position(|&s| s > 0).unwrap_or(0);
-    for top in ["http-sigv4", "rpc-unix"] {
+    for top in ["http-chunked", "rpc-unix"] {
         let Some(li) = e.layer_index(top) else {
             continue;
         };

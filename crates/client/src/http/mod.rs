@@ -7,6 +7,7 @@
 //! connections: the shape of a benchmark rank. Bodies stream in both
 //! directions.
 
+mod chunked;
 mod request;
 mod response;
 mod sigv4;

@@ -1,7 +1,8 @@
 //! Building, signing and sending one request.
 
+use super::chunked::{self, ChunkEncoder};
 use super::response::error_for;
-use super::sigv4::{self, Signer, UNSIGNED_PAYLOAD};
+use super::sigv4::{self, Signed, Signer, STREAMING_PAYLOAD, UNSIGNED_PAYLOAD};
 use s3hpc_store::{ErrorCode, Result, S3Error};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +31,10 @@ pub struct HttpClientConfig {
     /// Keep-alive connections kept per host: at least the number of
     /// threads sharing the client, or requests open new connections.
     pub max_connections: usize,
+    /// Send signed PUT bodies of known length as signed aws-chunked
+    /// chunks (`STREAMING-AWS4-HMAC-SHA256-PAYLOAD`), as the AWS SDKs do;
+    /// otherwise the body is not signed (`UNSIGNED-PAYLOAD`).
+    pub streaming: bool,
 }
 
 impl Default for HttpClientConfig {
@@ -40,6 +45,7 @@ impl Default for HttpClientConfig {
             credentials: None,
             session_token: None,
             max_connections: 256,
+            streaming: false,
         }
     }
 }
@@ -66,6 +72,7 @@ pub(crate) struct Transport {
     /// Sent (and signed) as `x-amz-security-token` with temporary
     /// credentials.
     session_token: Option<String>,
+    streaming: bool,
     agent: ureq::Agent,
 }
 
@@ -108,6 +115,7 @@ impl Transport {
             host,
             signer: c.credentials.map(|(a, s)| Signer::new(a, s, c.region)),
             session_token: c.session_token,
+            streaming: c.streaming,
             agent,
         })
     }
@@ -183,6 +191,8 @@ pub(crate) struct Call<'a> {
     key: Option<&'a str>,
     query: Vec<(&'static str, String)>,
     headers: Vec<(String, String)>,
+    /// The request's signature when its body goes as signed chunks.
+    seed: Option<Signed>,
 }
 
 impl<'a> Call<'a> {
@@ -199,6 +209,7 @@ impl<'a> Call<'a> {
             key,
             query: Vec::new(),
             headers: Vec::new(),
+            seed: None,
         }
     }
 
@@ -246,9 +257,10 @@ impl<'a> Call<'a> {
 
     /// Sorts and encodes the query (as SigV4 wants it, and as sent), adds
     /// `Host` and, with credentials, the signature: in headers, or in the
-    /// query for a body of unknown length (see [`Signer::presign`]).
+    /// query for a body of unknown length (see [`Signer::presign`]). With
+    /// `streamed` (the body's length), the body is to go as signed chunks.
     /// Returns the URL.
-    fn sign(&mut self, presign: bool) -> Result<String> {
+    fn sign(&mut self, presign: bool, streamed: Option<u64>) -> Result<String> {
         let path = format!("{}{}", self.t.path_prefix, self.path()?);
         self.query.sort();
         let mut query = self
@@ -263,14 +275,26 @@ impl<'a> Call<'a> {
             self.headers
                 .push(("x-amz-security-token".into(), token.clone()));
         }
+        let streamed = streamed.filter(|_| self.t.signer.is_some() && !presign);
+        if let Some(len) = streamed {
+            self.headers.extend([
+                ("content-encoding".into(), "aws-chunked".into()),
+                ("x-amz-decoded-content-length".into(), len.to_string()),
+            ]);
+        }
         self.headers.sort();
         if let Some(signer) = &self.t.signer {
+            let payload_hash = if streamed.is_some() {
+                STREAMING_PAYLOAD
+            } else {
+                UNSIGNED_PAYLOAD
+            };
             let req = sigv4::Request {
                 method: self.method.as_str(),
                 path: &path,
                 query: &query,
                 headers: &self.headers,
-                payload_hash: UNSIGNED_PAYLOAD,
+                payload_hash,
             };
             if presign {
                 query = signer.presign(&req, PRESIGNED_LIFETIME.as_secs());
@@ -278,10 +302,11 @@ impl<'a> Call<'a> {
             }
             let signed = signer.sign(&req);
             self.headers.extend([
-                ("x-amz-content-sha256".into(), UNSIGNED_PAYLOAD.into()),
-                ("x-amz-date".into(), signed.amz_date),
-                ("authorization".into(), signed.authorization),
+                ("x-amz-content-sha256".into(), payload_hash.into()),
+                ("x-amz-date".into(), signed.amz_date.clone()),
+                ("authorization".into(), signed.authorization.clone()),
             ]);
+            self.seed = streamed.map(|_| signed);
         }
         let mut url = format!("{}{path}", self.t.origin);
         if !query.is_empty() {
@@ -309,6 +334,27 @@ impl<'a> Call<'a> {
                 format!("{}: cannot build the request: {e}", self.what()),
             )
         };
+        if let (Some(seed), Some(signer)) = (&self.seed, &self.t.signer) {
+            // The body as signed chunks: Content-Length is the framed size.
+            let send = |req: ureq::http::request::Builder, r: &mut dyn Read, len: u64| {
+                let req = req.header("content-length", chunked::encoded_len(len).to_string());
+                let mut framed = ChunkEncoder::new(r, len, signer, seed);
+                let body = ureq::SendBody::from_reader(&mut framed);
+                Ok(self.t.agent.run(req.body(body).map_err(build_error)?))
+            };
+            return match body {
+                Body::Bytes(b) => send(req, &mut &b[..], b.len() as u64),
+                Body::Reader(r, Some(len)) => {
+                    let mut exact = Exact {
+                        inner: &mut **r,
+                        left: Some(*len),
+                        short,
+                    };
+                    send(req, &mut exact, *len)
+                }
+                _ => unreachable!("only bodies of known length are streamed"),
+            };
+        }
         Ok(match body {
             // PUT and POST say `Content-Length: 0`: MinIO reads a PUT bucket
             // without it as a chunked body and answers MalformedXML.
@@ -340,7 +386,14 @@ impl<'a> Call<'a> {
 
     /// Sends the request with `body`.
     pub fn send_body(mut self, mut body: Body<'_>) -> Result<Response<ureq::Body>> {
-        let url = self.sign(matches!(body, Body::Reader(_, None)))?;
+        let streamed = match &body {
+            Body::Bytes(b) if self.t.streaming && self.method == Method::PUT => {
+                Some(b.len() as u64)
+            }
+            Body::Reader(_, Some(n)) if self.t.streaming && self.method == Method::PUT => Some(*n),
+            _ => None,
+        };
+        let url = self.sign(matches!(body, Body::Reader(_, None)), streamed)?;
         let what = self.what();
         let transport_error = |e: ureq::Error| {
             // An endpoint that cannot be reached is not the server's fault:

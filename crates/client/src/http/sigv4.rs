@@ -85,7 +85,16 @@ pub struct Request<'a> {
 pub struct Signed {
     pub amz_date: String,
     pub authorization: String,
+    /// `DAY/REGION/s3/aws4_request`, and the signature alone: the seed of
+    /// a signed aws-chunked body's chunk signatures.
+    pub scope: String,
+    pub signature: String,
 }
+
+/// The payload hash of a body sent as signed aws-chunked chunks.
+pub const STREAMING_PAYLOAD: &str = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
+/// SHA-256 of nothing, in hex.
+const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /// Signs requests as one user in one region. Shared by all threads of a
 /// client; the lock guards only the cached day's key.
@@ -142,7 +151,25 @@ impl Signer {
                 self.access_key
             ),
             amz_date,
+            scope,
+            signature,
         }
+    }
+
+    /// The signature of one chunk of an aws-chunked body
+    /// ([`STREAMING_PAYLOAD`]), chained from the previous chunk's (the
+    /// first from the request's own signature).
+    pub fn chunk_signature(&self, seed: &Signed, previous: &str, chunk: &[u8]) -> String {
+        let to_sign = format!(
+            "AWS4-HMAC-SHA256-PAYLOAD\n{}\n{}\n{previous}\n{EMPTY_SHA256}\n{}",
+            seed.amz_date,
+            seed.scope,
+            hex(&Sha256::digest(chunk))
+        );
+        hex(&hmac(
+            &self.key_for(&seed.amz_date[..8]),
+            to_sign.as_bytes(),
+        ))
     }
 
     /// The query of a presigned URL for `req` (its own parameters and the
@@ -314,6 +341,52 @@ mod tests {
              &X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request\
              &X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host\
              &X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"
+        );
+    }
+
+    /// AWS's published example (S3 API reference, "Signature Calculations
+    /// for the Authorization Header: Transferring Payload in Multiple
+    /// Chunks"): the seed signature and the first chunk's (64 KiB of 'a').
+    #[test]
+    fn signs_chunks_as_the_aws_example() {
+        let signer = Signer::new(
+            "AKIAIOSFODNN7EXAMPLE".into(),
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
+            "us-east-1".into(),
+        );
+        let headers = [
+            ("content-encoding".into(), "aws-chunked".into()),
+            ("content-length".into(), "66824".into()),
+            ("host".into(), "s3.amazonaws.com".into()),
+            ("x-amz-decoded-content-length".into(), "66560".into()),
+            ("x-amz-storage-class".into(), "REDUCED_REDUNDANCY".into()),
+        ];
+        let req = Request {
+            method: "PUT",
+            path: "/examplebucket/chunkObject.txt",
+            query: "",
+            headers: &headers,
+            payload_hash: STREAMING_PAYLOAD,
+        };
+        let when = UNIX_EPOCH + Duration::from_secs(1_369_353_600);
+        let seed = signer.sign_at(&req, when);
+        assert_eq!(
+            seed.signature,
+            "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9"
+        );
+        let first = signer.chunk_signature(&seed, &seed.signature, &[b'a'; 65536]);
+        assert_eq!(
+            first,
+            "ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648"
+        );
+        let second = signer.chunk_signature(&seed, &first, &[b'a'; 1024]);
+        assert_eq!(
+            second,
+            "0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497"
+        );
+        assert_eq!(
+            signer.chunk_signature(&seed, &second, &[]),
+            "b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9"
         );
     }
 

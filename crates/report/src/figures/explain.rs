@@ -10,7 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde_json::Value;
 
 /// The layer whose time the bars split.
-const TOP: &str = "http-sigv4";
+const TOP: &str = "http-chunked";
 
 pub struct Bar {
     pub op: String,
