@@ -222,6 +222,7 @@ impl HttpArgs {
             region: self.region.clone(),
             access_key,
             secret_key,
+            ca_pem: None,
         }))
     }
 
