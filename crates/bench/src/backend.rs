@@ -499,3 +499,28 @@ impl std::fmt::Display for Backend {
         f.write_str(self.name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_node_servers_travel_with_their_certificate() {
+        let (cert, _) = self_signed_cert().unwrap();
+        let e = HttpEndpoint {
+            url: "https://127.0.0.1:1".into(),
+            region: "us-east-1".into(),
+            access_key: "a".into(),
+            secret_key: "s".into(),
+            ca_pem: Some(cert),
+        };
+        for ca_pem in [e.ca_pem.clone(), None] {
+            let s = NodeServer::Http(HttpEndpoint {
+                ca_pem,
+                ..e.clone()
+            });
+            assert_eq!(NodeServer::decode(&s.encode()).unwrap(), s);
+        }
+        assert_eq!("https".parse::<Backend>().unwrap(), Backend::Https);
+    }
+}
