@@ -6,7 +6,7 @@ use crate::libs3::{Libs3Client, Libs3Target};
 use crate::storage::{PosixStorage, S3Mode, S3Storage, StorageApi};
 use anyhow::Context;
 use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
-use s3hpc_http::{AuthConfig, HttpServer, ServerHandle};
+use s3hpc_http::{AuthConfig, HttpServer, ServerHandle, TlsConfig};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions, RemoteClient};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
 use std::path::{Path, PathBuf};
@@ -26,6 +26,10 @@ pub enum Backend {
     /// S3 over HTTP: to s3hpc's server on a loopback port (started for the
     /// run over the run directory), or to `BackendConfig::http_endpoint`.
     Http,
+    /// The same over HTTPS: s3hpc's server on a loopback port with a
+    /// self-signed certificate made for the run (rcgen), which the
+    /// client trusts alone; measures what TLS costs beside `http`.
+    Https,
     /// S3 through a libs3 4.x library loaded by dlopen (s3hpc's
     /// libs3.so.4 by default, or the real libs3), to `Libs3Config::host`.
     Libs3,
@@ -92,6 +96,9 @@ pub struct HttpEndpoint {
     pub region: String,
     pub access_key: String,
     pub secret_key: String,
+    /// PEM certificates the client trusts for an `https://` URL instead
+    /// of the public roots (the self-signed one of the `https` backend).
+    pub ca_pem: Option<String>,
 }
 
 impl std::fmt::Debug for HttpEndpoint {
@@ -126,6 +133,7 @@ impl Backend {
         Backend::Remote,
         Backend::RemoteTcp,
         Backend::Http,
+        Backend::Https,
         Backend::Libs3,
     ];
 
@@ -145,6 +153,7 @@ impl Backend {
             Backend::Remote => "remote",
             Backend::RemoteTcp => "remote-tcp",
             Backend::Http => "http",
+            Backend::Https => "https",
             Backend::Libs3 => "libs3",
         }
     }
@@ -224,6 +233,7 @@ impl Backend {
             Backend::Remote => cfg.remote.is_none(),
             Backend::RemoteTcp => true,
             Backend::Http => cfg.http_endpoint.is_none(),
+            Backend::Https => true,
             Backend::Posix | Backend::Embedded | Backend::Libs3 => false,
         }
     }
@@ -240,8 +250,8 @@ impl Backend {
                 let gw = start_gateway(dir, cfg, self == Backend::RemoteTcp)?;
                 (NodeServer::Gateway(gw.address.clone()), Box::new(gw))
             }
-            Backend::Http => {
-                let (endpoint, server) = start_http_server(dir, cfg)?;
+            Backend::Http | Backend::Https => {
+                let (endpoint, server) = start_http_server(dir, cfg, self == Backend::Https)?;
                 (NodeServer::Http(endpoint), Box::new(server))
             }
             Backend::Posix | Backend::Embedded | Backend::Libs3 => {
@@ -267,9 +277,14 @@ impl NodeServer {
     pub fn encode(&self) -> String {
         match self {
             NodeServer::Gateway(addr) => format!("gateway\n{addr}"),
+            // PEM's line breaks as `|`, which PEM never holds.
             NodeServer::Http(e) => format!(
-                "http\n{}\n{}\n{}\n{}",
-                e.url, e.region, e.access_key, e.secret_key
+                "http\n{}\n{}\n{}\n{}\n{}",
+                e.url,
+                e.region,
+                e.access_key,
+                e.secret_key,
+                e.ca_pem.as_deref().unwrap_or("").replace('\n', "|")
             ),
         }
     }
@@ -278,11 +293,12 @@ impl NodeServer {
         let f: Vec<&str> = s.split('\n').collect();
         Ok(match f[..] {
             ["gateway", addr] => NodeServer::Gateway(addr.to_string()),
-            ["http", url, region, access_key, secret_key] => NodeServer::Http(HttpEndpoint {
+            ["http", url, region, access_key, secret_key, ca] => NodeServer::Http(HttpEndpoint {
                 url: url.into(),
                 region: region.into(),
                 access_key: access_key.into(),
                 secret_key: secret_key.into(),
+                ca_pem: (!ca.is_empty()).then(|| ca.replace('|', "\n")),
             }),
             _ => anyhow::bail!("not a node server: {:?}", f.first()),
         })
@@ -410,16 +426,19 @@ fn http_client(e: &HttpEndpoint) -> anyhow::Result<HttpClient> {
         endpoint: e.url.clone(),
         region: e.region.clone(),
         credentials: Some((e.access_key.clone(), e.secret_key.clone())),
+        ca_pem: e.ca_pem.clone(),
         ..Default::default()
     })
     .map_err(anyhow::Error::msg)
 }
 
 /// Starts s3hpc's HTTP server on a free loopback port over `dir`, with a
-/// one-run user. The server stops when its handle drops.
+/// one-run user; with `tls`, HTTPS with a self-signed certificate for
+/// 127.0.0.1 made here. The server stops when its handle drops.
 fn start_http_server(
     dir: &Path,
     cfg: &BackendConfig,
+    tls: bool,
 ) -> anyhow::Result<(HttpEndpoint, ServerHandle)> {
     let secret = format!(
         "{:x}{:x}",
@@ -429,16 +448,36 @@ fn start_http_server(
             .map_or(0, |d| d.as_nanos())
     );
     let auth = AuthConfig::single("s3hpc-bench", secret.clone());
-    let server = HttpServer::bind(([127, 0, 0, 1], 0).into(), open_store(dir, cfg)?, auth, &[])
-        .and_then(HttpServer::spawn)
+    let mut server = HttpServer::bind(([127, 0, 0, 1], 0).into(), open_store(dir, cfg)?, auth, &[])
+        .context("starting the HTTP server for the http backend")?;
+    let mut ca_pem = None;
+    if tls {
+        let (cert, key) = self_signed_cert()?;
+        let config = TlsConfig::from_pem(cert.as_bytes(), key.as_bytes())
+            .context("the https backend's certificate")?;
+        server = server.with_tls(config);
+        ca_pem = Some(cert);
+    }
+    let server = server
+        .spawn()
         .context("starting the HTTP server for the http backend")?;
     let endpoint = HttpEndpoint {
         url: server.endpoint(),
         region: "us-east-1".into(),
         access_key: "s3hpc-bench".into(),
         secret_key: secret,
+        ca_pem,
     };
     Ok((endpoint, server))
+}
+
+/// A fresh self-signed certificate (ECDSA P-256, what TLS servers commonly
+/// use) for 127.0.0.1 and localhost, and its key, in PEM.
+fn self_signed_cert() -> anyhow::Result<(String, String)> {
+    let names = vec!["127.0.0.1".to_string(), "localhost".to_string()];
+    let rcgen::CertifiedKey { cert, signing_key } =
+        rcgen::generate_simple_self_signed(names).context("making a self-signed certificate")?;
+    Ok((cert.pem(), signing_key.serialize_pem()))
 }
 
 impl std::str::FromStr for Backend {
@@ -458,5 +497,30 @@ impl std::str::FromStr for Backend {
 impl std::fmt::Display for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_node_servers_travel_with_their_certificate() {
+        let (cert, _) = self_signed_cert().unwrap();
+        let e = HttpEndpoint {
+            url: "https://127.0.0.1:1".into(),
+            region: "us-east-1".into(),
+            access_key: "a".into(),
+            secret_key: "s".into(),
+            ca_pem: Some(cert),
+        };
+        for ca_pem in [e.ca_pem.clone(), None] {
+            let s = NodeServer::Http(HttpEndpoint {
+                ca_pem,
+                ..e.clone()
+            });
+            assert_eq!(NodeServer::decode(&s.encode()).unwrap(), s);
+        }
+        assert_eq!("https".parse::<Backend>().unwrap(), Backend::Https);
     }
 }

@@ -61,6 +61,7 @@ pub fn run(a: ExplainArgs, stop: &Stop) -> anyhow::Result<()> {
                 region: a.region.clone(),
                 access_key: access_key.clone(),
                 secret_key: secret_key.clone(),
+                ca_pem: None,
             }),
             _ => anyhow::bail!(
                 "--endpoint needs credentials: --access-key and --secret-key, or \

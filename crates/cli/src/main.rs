@@ -113,7 +113,8 @@ struct Io500Args {
     /// Backends to compare, in order: posix, embedded, remote (RPC gateway:
     /// --remote, or one started on a private Unix socket), remote-tcp (a
     /// gateway started on TCP loopback), http (S3 REST: --endpoint, or
-    /// s3hpc's server started on a loopback port), libs3 (a libs3 4.x
+    /// s3hpc's server started on a loopback port), https (that server over
+    /// TLS with a self-signed certificate), libs3 (a libs3 4.x
     /// library: --libs3, --libs3-host).
     #[arg(long, default_value = "posix,embedded,remote", value_parser = parse_backends)]
     backends: BackendList,
@@ -230,6 +231,7 @@ impl HttpArgs {
             region: self.region.clone(),
             access_key,
             secret_key,
+            ca_pem: None,
         }))
     }
 

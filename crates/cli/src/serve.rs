@@ -25,6 +25,13 @@ pub struct ServeArgs {
     /// Serve S3 over HTTP on this address, e.g. 127.0.0.1:9000.
     #[arg(long)]
     http: Option<SocketAddr>,
+    /// Serve --http as HTTPS with this PEM certificate chain (the
+    /// server's certificate first); needs --tls-key.
+    #[arg(long, value_name = "CERT.pem", requires_all = ["tls_key", "http"])]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key (PKCS#8, PKCS#1 or SEC1) of --tls-cert.
+    #[arg(long, value_name = "KEY.pem", requires_all = ["tls_cert", "http"])]
+    tls_key: Option<PathBuf>,
     /// HTTP: accept unsigned requests and check no signature at all.
     #[arg(long, conflicts_with = "credentials")]
     anonymous: bool,
@@ -83,6 +90,14 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         "nothing to serve: give --rpc unix:PATH, --rpc tcp:HOST:PORT and/or --http HOST:PORT"
     );
     let auth = a.http.map(|_| http_auth(&a)).transpose()?;
+    // Read before anything starts, so a bad file stops the server at once.
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => Some(
+            s3hpc_http::TlsConfig::from_pem_files(cert, key)
+                .context("setting up HTTPS (--tls-cert, --tls-key)")?,
+        ),
+        _ => None,
+    };
     let config = StoreConfig {
         etag: a.etag,
         durability: a.durability,
@@ -107,6 +122,10 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     let http = match (a.http, auth) {
         (Some(addr), Some(auth)) => Some(
             HttpServer::bind(addr, store, auth, &a.virtual_hosts)
+                .map(|server| match tls {
+                    Some(tls) => server.with_tls(tls),
+                    None => server,
+                })
                 .and_then(HttpServer::spawn)
                 .context("starting the HTTP server")?,
         ),

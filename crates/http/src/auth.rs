@@ -1,8 +1,9 @@
 //! Who may use the server: access keys with their secrets, or anonymous
-//! access when explicitly asked for.
+//! access when explicitly asked for; and how long a signature stays valid.
 
+use s3s::access::{S3Access, S3AccessContext};
 use s3s::auth::{S3Auth, SecretKey};
-use s3s::{s3_error, S3Result};
+use s3s::{s3_error, S3Error, S3ErrorCode, S3Result};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -106,9 +107,164 @@ impl S3Auth for KeyTable {
     }
 }
 
+/// How far a SigV2 header signature's `Date` may be from the server's
+/// clock (AWS's limit, and s3s's for SigV4 headers).
+const MAX_SKEW: time::Duration = time::Duration::minutes(15);
+/// The longest a SigV4 presigned URL may be valid: 7 days.
+const MAX_PRESIGNED_EXPIRES: i64 = 604_800;
+
+/// The time limits of signatures that s3s does not check itself: a SigV2
+/// header signature's `Date`/`x-amz-date` within 15 minutes of the server's
+/// clock (else it could be replayed for ever), a SigV4 presigned URL's
+/// `X-Amz-Expires` at most 7 days. s3s checks SigV4 header dates, presigned
+/// URL expiry and SigV2 query `Expires`. It runs after s3s has checked the
+/// signature, as its access hook, and refuses unsigned requests as s3s's
+/// default hook does.
+pub(crate) struct SignatureTimeLimits;
+
+#[async_trait::async_trait]
+impl S3Access for SignatureTimeLimits {
+    async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
+        if cx.credentials().is_none() {
+            return Err(s3_error!(AccessDenied, "Signature is required"));
+        }
+        check_time_limits(cx.headers(), cx.uri(), time::OffsetDateTime::now_utc())
+    }
+}
+
+fn check_time_limits(
+    headers: &hyper::HeaderMap,
+    uri: &hyper::Uri,
+    now: time::OffsetDateTime,
+) -> S3Result<()> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let sigv2_header =
+        header("authorization").is_some_and(|a| a.starts_with("AWS ") && !a.starts_with("AWS4-"));
+    if sigv2_header {
+        // In SigV2, x-amz-date takes the place of Date when both are sent.
+        let date = header("x-amz-date")
+            .or_else(|| header("date"))
+            .and_then(parse_http_date)
+            .ok_or_else(|| {
+                s3_error!(
+                    AccessDenied,
+                    "AWS authentication requires a valid Date or x-amz-date header"
+                )
+            })?;
+        if (now - date).abs() > MAX_SKEW {
+            return Err(s3_error!(
+                RequestTimeTooSkewed,
+                "The difference between the request time and the current time is too large."
+            ));
+        }
+    }
+    let query = uri.query().unwrap_or("");
+    let param = |name: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+    };
+    if param("X-Amz-Signature").is_some() {
+        if let Some(expires) = param("X-Amz-Expires") {
+            let bad = |m: &'static str| s3_error!(AuthorizationQueryParametersError, "{m}");
+            let secs: i64 = expires
+                .parse()
+                .map_err(|_| bad("X-Amz-Expires should be a number"))?;
+            if secs < 0 {
+                return Err(bad("X-Amz-Expires must be non-negative"));
+            }
+            if secs > MAX_PRESIGNED_EXPIRES {
+                return Err(bad(
+                    "X-Amz-Expires must be less than a week (in seconds) that is 604800",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`, what SigV2 clients send)
+/// or an ISO 8601 basic one (`19941106T084937Z`, which some send as
+/// x-amz-date).
+fn parse_http_date(s: &str) -> Option<time::OffsetDateTime> {
+    use time::macros::format_description;
+    let s = s.trim();
+    let http = format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let basic = format_description!("[year][month][day]T[hour][minute][second]Z");
+    time::PrimitiveDateTime::parse(s, http)
+        .or_else(|_| time::PrimitiveDateTime::parse(s, basic))
+        .ok()
+        .map(time::PrimitiveDateTime::assume_utc)
+}
+
+/// The error for a body that does not match the `x-amz-content-sha256`
+/// its signature covers (it was changed on the way, or by the sender).
+pub(crate) fn content_sha256_mismatch() -> S3Error {
+    let code =
+        S3ErrorCode::from_bytes(b"XAmzContentSHA256Mismatch").expect("any UTF-8 is an error code");
+    let mut e = S3Error::with_message(
+        code,
+        "The provided 'x-amz-content-sha256' header does not match what was computed: \
+         the request body does not match its signed hash",
+    );
+    e.set_status_code(hyper::StatusCode::BAD_REQUEST);
+    e
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sigv2_dates_within_fifteen_minutes() {
+        let now = parse_http_date("Wed, 25 Nov 2026 08:30:00 GMT").unwrap();
+        let v2 = |date: &str, header: &'static str| {
+            let mut h = hyper::HeaderMap::new();
+            h.insert("authorization", "AWS AKID:c2ln".parse().unwrap());
+            h.insert(header, date.parse().unwrap());
+            check_time_limits(&h, &"/b/k".parse().unwrap(), now)
+        };
+        assert!(v2("Wed, 25 Nov 2026 08:44:59 GMT", "date").is_ok());
+        assert!(v2("Wed, 25 Nov 2026 08:15:01 GMT", "date").is_ok());
+        assert!(v2("20261125T083000Z", "x-amz-date").is_ok());
+        for (date, header) in [
+            ("Wed, 25 Nov 2026 08:45:01 GMT", "date"),
+            ("Tue, 25 Nov 2025 08:30:00 GMT", "date"),
+            ("20261125T080000Z", "x-amz-date"),
+        ] {
+            let e = v2(date, header).unwrap_err();
+            assert_eq!(e.code(), &S3ErrorCode::RequestTimeTooSkewed, "{date}");
+        }
+        let e = v2("yesterday", "date").unwrap_err();
+        assert_eq!(e.code(), &S3ErrorCode::AccessDenied);
+        // SigV4 header dates are s3s's to check.
+        let mut h = hyper::HeaderMap::new();
+        h.insert(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=x".parse().unwrap(),
+        );
+        h.insert("date", "Tue, 25 Nov 2025 08:30:00 GMT".parse().unwrap());
+        assert!(check_time_limits(&h, &"/b/k".parse().unwrap(), now).is_ok());
+    }
+
+    #[test]
+    fn presigned_expiry_at_most_a_week() {
+        let now = time::OffsetDateTime::now_utc();
+        let get = |q: &str| {
+            let uri = format!("/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&{q}&X-Amz-Signature=ab");
+            check_time_limits(&hyper::HeaderMap::new(), &uri.parse().unwrap(), now)
+        };
+        assert!(get("X-Amz-Expires=604800").is_ok());
+        let e = get("X-Amz-Expires=604801").unwrap_err();
+        assert_eq!(e.code(), &S3ErrorCode::AuthorizationQueryParametersError);
+        assert!(e.message().unwrap().contains("604800"));
+        assert!(get("X-Amz-Expires=-1").is_err());
+        // SigV2 query Expires is a time, not a duration: s3s checks it.
+        let uri = "/b/k?AWSAccessKeyId=a&Expires=99999999999&Signature=x".parse();
+        assert!(check_time_limits(&hyper::HeaderMap::new(), &uri.unwrap(), now).is_ok());
+    }
 
     #[test]
     fn parses_several_users_and_rejects_bad_lines() {

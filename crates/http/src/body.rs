@@ -231,7 +231,9 @@ where
 /// else a body cut short (client gone).
 pub fn stream_error(e: &dyn std::fmt::Display) -> s3s::S3Error {
     let text = e.to_string();
-    if text.contains("SignatureMismatch") {
+    if text.contains("Sha256Mismatch") {
+        crate::auth::content_sha256_mismatch()
+    } else if text.contains("SignatureMismatch") {
         s3s::s3_error!(
             SignatureDoesNotMatch,
             "a chunk signature of the aws-chunked body does not match"

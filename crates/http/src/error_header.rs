@@ -18,8 +18,15 @@ pub const ERROR_CODE_HEADER: &str = "x-amz-error-code";
 #[derive(Clone, Copy)]
 pub struct KernelCopiesBodies;
 
+/// The service with the error-code header. `kernel_copies`: the
+/// connection hands response bodies to the kernel unread (plain HTTP/1);
+/// false over TLS, where rustls reads every byte to encrypt it, so a GET
+/// must never send from a mapping there.
 #[derive(Clone)]
-pub struct WithErrorCode(pub S3Service);
+pub struct WithErrorCode {
+    pub service: S3Service,
+    pub kernel_copies: bool,
+}
 
 impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErrorCode {
     type Response = HttpResponse;
@@ -27,10 +34,11 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErro
     type Future = BoxFuture<'static, Result<HttpResponse, HttpError>>;
 
     fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
-        let service = self.0.clone();
+        let service = self.service.clone();
         let mut req = req.map(s3s::Body::from);
         // Only GETs send bodies from files; others skip the allocation.
-        if req.method() == Method::GET
+        if self.kernel_copies
+            && req.method() == Method::GET
             && matches!(req.version(), Version::HTTP_10 | Version::HTTP_11)
         {
             req.extensions_mut().insert(KernelCopiesBodies);

@@ -25,7 +25,9 @@ mod gather;
 mod mapped;
 mod server;
 mod service;
+mod tls;
 mod write_gate;
 
 pub use auth::{AuthConfig, ACCESS_KEY_ENV, SECRET_KEY_ENV};
 pub use server::{HttpServer, ServerHandle};
+pub use tls::TlsConfig;

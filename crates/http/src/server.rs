@@ -1,9 +1,11 @@
 //! The listener: accepts connections and serves each with hyper (HTTP/1.1,
-//! HTTP/2) and the s3s service, until told to stop.
+//! HTTP/2) and the s3s service, plain or over TLS (`tls.rs`), until told
+//! to stop.
 
-use crate::auth::{AuthConfig, KeyTable};
+use crate::auth::{AuthConfig, KeyTable, SignatureTimeLimits};
 use crate::error_header::WithErrorCode;
 use crate::service::Engine;
+use crate::tls::TlsConfig;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
 use s3hpc_store::Store;
@@ -22,6 +24,7 @@ const DRAIN: Duration = Duration::from_secs(10);
 pub struct HttpServer {
     listener: TcpListener,
     service: WithErrorCode,
+    tls: Option<TlsConfig>,
 }
 
 impl HttpServer {
@@ -41,6 +44,7 @@ impl HttpServer {
         });
         if let AuthConfig::Users(users) = auth {
             builder.set_auth(KeyTable(users));
+            builder.set_access(SignatureTimeLimits);
         }
         if !virtual_hosts.is_empty() {
             let domains = MultiDomain::new(virtual_hosts).map_err(|e| {
@@ -59,8 +63,27 @@ impl HttpServer {
         listener.set_nonblocking(true)?;
         Ok(HttpServer {
             listener,
-            service: WithErrorCode(builder.build()),
+            service: WithErrorCode {
+                service: builder.build(),
+                kernel_copies: true,
+            },
+            tls: None,
         })
+    }
+
+    /// Serves HTTPS instead of HTTP on the bound port.
+    pub fn with_tls(mut self, tls: TlsConfig) -> HttpServer {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// `http` or `https`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -82,6 +105,7 @@ impl HttpServer {
     /// Serves on a background thread; the handle stops it.
     pub fn spawn(self) -> io::Result<ServerHandle> {
         let addr = self.local_addr();
+        let scheme = self.scheme();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("s3hpc-http-main".into())
@@ -92,6 +116,7 @@ impl HttpServer {
             })?;
         Ok(ServerHandle {
             addr,
+            scheme,
             stop: Some(tx),
             thread: Some(thread),
         })
@@ -121,6 +146,23 @@ impl HttpServer {
             };
             // Small requests and responses go out at once, not after 40 ms.
             let _ = socket.set_nodelay(true);
+            if let Some(tls) = &self.tls {
+                // The handshake runs in the connection's task, so a slow
+                // client holds up no one else. rustls reads every byte of a
+                // response body to encrypt it: no sending from mappings.
+                let (tls, http, watcher) = (tls.clone(), http.clone(), graceful.watcher());
+                let service = WithErrorCode {
+                    kernel_copies: false,
+                    ..self.service.clone()
+                };
+                tokio::spawn(async move {
+                    if let Some(stream) = tls.accept(socket).await {
+                        let conn = http.serve_connection(TokioIo::new(stream), service);
+                        let _ = watcher.watch(conn.into_owned()).await;
+                    }
+                });
+                continue;
+            }
             let conn = http.serve_connection(TokioIo::new(socket), self.service.clone());
             let conn = graceful.watch(conn.into_owned());
             tokio::spawn(async move {
@@ -177,6 +219,7 @@ fn without_port(host: &str) -> &str {
 /// A server running on a background thread. Dropping it stops the server.
 pub struct ServerHandle {
     addr: SocketAddr,
+    scheme: &'static str,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<io::Result<()>>>,
 }
@@ -186,9 +229,9 @@ impl ServerHandle {
         self.addr
     }
 
-    /// `http://ADDR`, for clients.
+    /// `http://ADDR` (or `https://ADDR`), for clients.
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// Stops accepting, waits for requests in flight, and joins the thread.

@@ -285,6 +285,73 @@ fn fail_stream(
     Ok(Some(err))
 }
 
+/// A received body that must hold exactly `len` bytes. The engine stops
+/// reading at `len`; so that a longer body is refused rather than cut
+/// short, the read that delivers the last announced byte first checks that
+/// the body ends there, and fails if it does not (the engine then keeps
+/// nothing). A shorter body the engine refuses itself (IncompleteBody).
+pub struct ExactLen<'a> {
+    inner: &'a mut dyn Read,
+    announced: u64,
+    left: u64,
+    /// The body went on past `announced` bytes.
+    pub too_long: bool,
+}
+
+impl<'a> ExactLen<'a> {
+    pub fn new(inner: &'a mut dyn Read, announced: u64) -> Self {
+        ExactLen {
+            inner,
+            announced,
+            left: announced,
+            too_long: false,
+        }
+    }
+
+    /// Fails if the body holds anything more (called once all announced
+    /// bytes are read, or at once for an empty body, which the engine
+    /// creates without reading).
+    pub fn check_end(&mut self) -> io::Result<()> {
+        let mut probe = [0u8; 1];
+        if read_full(self.inner, &mut probe)? == 0 {
+            return Ok(());
+        }
+        self.too_long = true;
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            self.error().message,
+        ))
+    }
+
+    /// The refusal of a body that went on past its announced length.
+    pub fn error(&self) -> S3Error {
+        S3Error::new(
+            ErrorCode::IncompleteBody,
+            format!(
+                "the body holds more than the {} bytes announced",
+                self.announced
+            ),
+        )
+    }
+}
+
+impl Read for ExactLen<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        if n > 0 && self.left == 0 {
+            self.check_end()?;
+        }
+        Ok(n)
+    }
+}
+
 fn length_error(got: u64, want: u64) -> S3Error {
     let what = if got > want { "more than" } else { "only" };
     S3Error::new(

@@ -18,6 +18,8 @@ pub mod body;
 pub mod client;
 pub mod conn;
 pub mod frame;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod message;
 pub mod server;
 pub mod shm;

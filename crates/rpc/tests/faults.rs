@@ -506,3 +506,124 @@ fn read_reply(s: &mut UnixStream) -> Result<(), s3hpc_client::S3Error> {
         k => panic!("unexpected {k:?}"),
     }
 }
+
+/// One UploadPart request frame.
+fn upload_part_request(bucket: &str, key: &str, upload_id: &str, len: Option<u64>) -> Vec<u8> {
+    let req = Request::UploadPart {
+        bucket: bucket.into(),
+        key: key.into(),
+        upload_id: upload_id.into(),
+        part_number: 1,
+        len,
+    };
+    let mut out = Vec::new();
+    s3hpc_rpc::frame::push_encoded(&mut out, Kind::Request, req.op(), 1, &req).unwrap();
+    out
+}
+
+#[test]
+fn bodies_of_other_than_the_announced_length_are_refused() {
+    for workers in [0, 2] {
+        bodies_of_the_announced_length(workers);
+    }
+}
+
+/// A PutObject or UploadPart whose data frames (or shared-buffer body)
+/// hold more or fewer bytes than its `len` is refused with IncompleteBody,
+/// nothing is stored (an older object stays), and the connection goes on.
+fn bodies_of_the_announced_length(workers: usize) {
+    use s3hpc_rpc::shm::SharedBuffer;
+    let gw = TestGateway::start_with(Socket::Unix, EtagPolicy::Md5, workers);
+    let c = gw.client();
+    c.create_bucket("bkt").unwrap();
+    let opts = PutOptions::default();
+    c.put_object("bkt", "old", PutBody::Bytes(b"old version"), &opts)
+        .unwrap();
+    let upload = c.create_multipart_upload("bkt", "mp", &opts).unwrap();
+    let path = gw.address.strip_prefix("unix:").unwrap().to_string();
+    let mut s = raw_connect_path(&path);
+    // (announced, frames of the body): longer, shorter, split over frames,
+    // an empty announced body with bytes, and a long tail in a later frame.
+    let cases: [(u64, &[&[u8]]); 6] = [
+        (10, &[&[b'x'; 20]]),
+        (10, &[&[b'x'; 5]]),
+        (10, &[&[b'x'; 6], &[b'y'; 5]]),
+        (0, &[b"abc"]),
+        (3, &[b"abc", b"d"]),
+        (100_000, &[&[b'z'; 99_999]]),
+    ];
+    let check_refused = |s: &mut UnixStream, what: &str| {
+        let e = read_reply(s).unwrap_err();
+        assert_eq!(e.code, ErrorCode::IncompleteBody, "{what}: {e:?}");
+    };
+    for (i, (len, frames)) in cases.iter().enumerate() {
+        let frame_body = |mut out: Vec<u8>| {
+            for (j, f) in frames.iter().enumerate() {
+                let kind = if j + 1 == frames.len() {
+                    Kind::DataEnd
+                } else {
+                    Kind::Data
+                };
+                push_frame(&mut out, kind, 0, 1, f);
+            }
+            out
+        };
+        for key in ["new", "old"] {
+            s.write_all(&frame_body(put_request("bkt", key, Some(*len))))
+                .unwrap();
+            check_refused(&mut s, &format!("put {key} case {i} ({workers} workers)"));
+        }
+        s.write_all(&frame_body(upload_part_request(
+            "bkt",
+            "mp",
+            &upload,
+            Some(*len),
+        )))
+        .unwrap();
+        check_refused(&mut s, &format!("part case {i} ({workers} workers)"));
+    }
+    // The same through a shared buffer: 20 bytes where 10 and 30 are
+    // announced.
+    let (buf, fd) = SharedBuffer::create(4096).unwrap();
+    let _ = buf;
+    let req = Request::AttachSharedBuffer { size: 4096 };
+    let mut out = Vec::new();
+    s3hpc_rpc::frame::push_encoded(&mut out, Kind::Request, req.op(), 9, &req).unwrap();
+    s3hpc_rpc::addr::Stream::Unix(s.try_clone().unwrap())
+        .send_with_fd(&out, fd.as_fd())
+        .unwrap();
+    read_reply(&mut s).unwrap();
+    for len in [10, 30] {
+        let mut out = put_request("bkt", "new", Some(len));
+        push_frame(&mut out, Kind::SharedBody, 0, 1, &20u64.to_le_bytes());
+        s.write_all(&out).unwrap();
+        check_refused(&mut s, &format!("shared put of 20 as {len}"));
+        let mut out = upload_part_request("bkt", "mp", &upload, Some(len));
+        push_frame(&mut out, Kind::SharedBody, 0, 1, &20u64.to_le_bytes());
+        s.write_all(&out).unwrap();
+        check_refused(&mut s, &format!("shared part of 20 as {len}"));
+    }
+    // Nothing stored; the old object whole; the connection still serves
+    // a body of the right length.
+    assert_eq!(
+        c.head_object("bkt", "new").unwrap_err().code,
+        ErrorCode::NoSuchKey
+    );
+    let mut g = c.get_object("bkt", "old", None).unwrap();
+    let mut body = String::new();
+    g.body.read_to_string(&mut body).unwrap();
+    assert_eq!(body, "old version");
+    assert!(c.list_parts("bkt", "mp", &upload).unwrap().is_empty());
+    let mut out = put_request("bkt", "new", Some(10));
+    push_frame(&mut out, Kind::Data, 0, 1, &[b'a'; 4]);
+    push_frame(&mut out, Kind::DataEnd, 0, 1, &[b'b'; 6]);
+    s.write_all(&out).unwrap();
+    read_reply(&mut s).unwrap();
+    assert_eq!(c.head_object("bkt", "new").unwrap().size, 10);
+    let mut out = put_request("bkt", "empty", Some(0));
+    push_frame(&mut out, Kind::DataEnd, 0, 1, &[]);
+    s.write_all(&out).unwrap();
+    read_reply(&mut s).unwrap();
+    assert_eq!(c.head_object("bkt", "empty").unwrap().size, 0);
+    assert_no_temporaries(&gw.root);
+}

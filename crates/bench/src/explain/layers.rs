@@ -161,6 +161,7 @@ pub fn open_all(
             endpoint: e.url.clone(),
             region: e.region.clone(),
             credentials: Some((e.access_key.clone(), e.secret_key.clone())),
+            ca_pem: e.ca_pem.clone(),
             ..Default::default()
         })
         .map_err(anyhow::Error::msg)?;
@@ -191,6 +192,7 @@ fn streaming_http(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Exec> {
         endpoint: e.url.clone(),
         region: e.region.clone(),
         credentials: Some((e.access_key.clone(), e.secret_key.clone())),
+        ca_pem: e.ca_pem.clone(),
         streaming: true,
         ..Default::default()
     })

@@ -35,6 +35,9 @@ pub struct HttpClientConfig {
     /// chunks (`STREAMING-AWS4-HMAC-SHA256-PAYLOAD`), as the AWS SDKs do;
     /// otherwise the body is not signed (`UNSIGNED-PAYLOAD`).
     pub streaming: bool,
+    /// For `https://`: PEM certificates to trust instead of the public
+    /// roots (a server's self-signed certificate, a private CA).
+    pub ca_pem: Option<String>,
 }
 
 impl Default for HttpClientConfig {
@@ -46,6 +49,7 @@ impl Default for HttpClientConfig {
             session_token: None,
             max_connections: 256,
             streaming: false,
+            ca_pem: None,
         }
     }
 }
@@ -103,7 +107,25 @@ impl Transport {
             None => host.to_string(),
         };
         let path_prefix = endpoint.path().trim_end_matches('/').to_string();
-        let agent = ureq::Agent::config_builder()
+        let mut agent = ureq::Agent::config_builder();
+        if let Some(pem) = &c.ca_pem {
+            let certs = ureq::tls::parse_pem(pem.as_bytes())
+                .filter_map(|item| match item {
+                    Ok(ureq::tls::PemItem::Certificate(cert)) => Some(Ok(cert)),
+                    Ok(_) => None,
+                    Err(e) => Some(Err(e)),
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| format!("the trusted certificates are not valid PEM: {e}"))?;
+            if certs.is_empty() {
+                return Err("the trusted certificates hold no PEM CERTIFICATE".into());
+            }
+            let tls = ureq::tls::TlsConfig::builder()
+                .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
+                .build();
+            agent = agent.tls_config(tls);
+        }
+        let agent = agent
             .http_status_as_error(false)
             .max_idle_connections(c.max_connections.max(1))
             .max_idle_connections_per_host(c.max_connections.max(1))

@@ -5,7 +5,7 @@
 //! caller logs that one line.
 
 use crate::addr::Stream;
-use crate::body::{push_error, send_body, DataIn};
+use crate::body::{push_error, send_body, DataIn, ExactLen};
 use crate::conn::Connection;
 use crate::frame::{push_encoded, Header, Kind, ProtocolError};
 use crate::message::{op_name, Request, Response};
@@ -349,10 +349,29 @@ fn with_body<T>(
         });
     }
     let mut data = DataIn::starting_with(&mut *conn, id, first);
-    let r = op(PutBody::Stream {
-        reader: &mut data,
-        len,
-    });
+    // With a length announced, the body must hold exactly that many bytes:
+    // the engine would read only those and store a longer body cut short.
+    let r = match len {
+        None => op(PutBody::Stream {
+            reader: &mut data,
+            len,
+        }),
+        Some(n) => {
+            let mut exact = ExactLen::new(&mut data, n);
+            let r = match if n == 0 { exact.check_end() } else { Ok(()) } {
+                Ok(()) => op(PutBody::Stream {
+                    reader: &mut exact,
+                    len,
+                }),
+                Err(e) => Err(S3Error::from_io(&e, "request body")),
+            };
+            if exact.too_long {
+                Err(exact.error())
+            } else {
+                r
+            }
+        }
+    };
     if data.broken() {
         let why = r.err().map_or_else(String::new, |e| e.message);
         return Err(ProtocolError::Io(std::io::Error::new(
