@@ -16,6 +16,7 @@ mod list;
 mod meta;
 mod multipart;
 mod names;
+mod nested;
 mod object;
 mod put;
 mod temp;

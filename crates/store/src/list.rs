@@ -16,7 +16,7 @@
 use crate::fscalls::{fstat, openat, read_dir, statat};
 use crate::meta::{self, StoredMeta};
 use crate::names::dir_rel;
-use crate::names::{is_reserved, validate_key};
+use crate::names::{is_reserved, validate_path, DIR_ENTRY, SELF_ENTRY};
 use crate::*;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use std::collections::VecDeque;
@@ -31,15 +31,32 @@ const MAX_KEYS: usize = 1000;
 const RACY_MARGIN: Duration = Duration::from_millis(50);
 const CACHED_DIRS: usize = 16;
 
-/// One directory entry, by the key fragment it sorts as (`name` or `name/`).
+/// One directory entry, by the key fragment it sorts as.
 struct Entry {
     sort_key: Box<str>,
-    is_dir: bool,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A plain file: key fragment `name`.
+    File,
+    /// A directory: the keys below it start with `name/`.
+    Dir,
+    /// The object a directory may hold as its self-entry: key fragment
+    /// `name` (known to exist only once looked up).
+    DirSelf,
+    /// This directory's own folder marker: key fragment `""`.
+    Marker,
 }
 
 impl Entry {
     fn name(&self) -> &str {
         self.sort_key.strip_suffix('/').unwrap_or(&self.sort_key)
+    }
+
+    fn is_dir(&self) -> bool {
+        self.kind == Kind::Dir
     }
 }
 
@@ -167,7 +184,7 @@ impl Store {
         };
         // No object can have such a prefix. A prefix with a '/' needs a valid
         // directory part: "/" or "/a" would otherwise list the bucket's root.
-        if req.prefix.contains('/') && validate_key(dir).is_err() {
+        if req.prefix.contains('/') && (dir.is_empty() || validate_path(dir, dir).is_err()) {
             return Ok(walk.page);
         }
         let key_prefix = if dir.is_empty() {
@@ -205,6 +222,13 @@ impl Store {
         let mut entries = Vec::new();
         for e in read_dir(&dirfd).ok()?.flatten() {
             let name = e.file_name().to_bytes();
+            if name == DIR_ENTRY.as_bytes() {
+                entries.push(Entry {
+                    sort_key: "".into(),
+                    kind: Kind::Marker,
+                });
+                continue;
+            }
             if name == b"." || name == b".." || is_reserved(name) {
                 continue;
             }
@@ -223,15 +247,24 @@ impl Store {
                 FileType::RegularFile => false,
                 _ => continue, // symlinks and special files are not objects
             };
-            let sort_key = if is_dir {
-                format!("{name}/")
+            if is_dir {
+                // `name` sorts before every `name!`, `name-` ... and those
+                // before `name/`, so the object a directory may hold of its
+                // own is an entry of its parent, where it sorts.
+                entries.push(Entry {
+                    sort_key: name.into(),
+                    kind: Kind::DirSelf,
+                });
+                entries.push(Entry {
+                    sort_key: format!("{name}/").into(),
+                    kind: Kind::Dir,
+                });
             } else {
-                name.to_string()
-            };
-            entries.push(Entry {
-                sort_key: sort_key.into(),
-                is_dir,
-            });
+                entries.push(Entry {
+                    sort_key: name.into(),
+                    kind: Kind::File,
+                });
+            }
         }
         entries.sort_unstable_by(|a, b| a.sort_key.as_bytes().cmp(b.sort_key.as_bytes()));
         let entries = Arc::new(entries);
@@ -277,7 +310,7 @@ impl Walk<'_> {
                 // keys sort after it (a `p:` token skips it in `visit_dir`).
                 let straddles = pos > 0 && {
                     let e = &entries[pos - 1];
-                    e.is_dir && rest.starts_with(e.sort_key.as_ref())
+                    e.is_dir() && rest.starts_with(e.sort_key.as_ref())
                 };
                 start = start.max(if straddles { pos - 1 } else { pos });
             }
@@ -290,10 +323,14 @@ impl Walk<'_> {
             key.clear();
             key.push_str(key_prefix);
             key.push_str(&e.sort_key);
-            if e.is_dir {
-                self.visit_dir(rel, &key, e.name())?;
-            } else {
-                self.visit_file(fd.as_fd(), &key, e.name())?;
+            match e.kind {
+                Kind::Dir => self.visit_dir(rel, &key, e.name())?,
+                Kind::File => self.visit_file(fd.as_fd(), &key, e.name())?,
+                // A marker in the bucket itself would be the key "/", which
+                // no request can make.
+                Kind::Marker if key_prefix.is_empty() => {}
+                Kind::Marker => self.visit_file(fd.as_fd(), &key, DIR_ENTRY)?,
+                Kind::DirSelf => self.visit_self(rel, &key, e.name())?,
             }
         }
         Flow::Continue(())
@@ -329,6 +366,28 @@ impl Walk<'_> {
             return Flow::Continue(()); // removed meanwhile
         };
         self.emit(format!("k:{key}"), |page| page.objects.push(info))
+    }
+
+    /// The object directory `name` of `parent_rel` may hold as its
+    /// self-entry, under key `key`: one stat, whether or not it exists.
+    fn visit_self(&mut self, parent_rel: &str, key: &str, name: &str) -> Flow {
+        if self.skipped(key) {
+            return Flow::Continue(());
+        }
+        let Some(info) = self.self_entry(parent_rel, key, name) else {
+            return Flow::Continue(());
+        };
+        if let Some(cp) = self.common_prefix(key) {
+            let cp = cp.to_string();
+            return self.emit_prefix(cp);
+        }
+        self.emit(format!("k:{key}"), |page| page.objects.push(info))
+    }
+
+    fn self_entry(&self, parent_rel: &str, key: &str, name: &str) -> Option<ObjectInfo> {
+        let rel = format!("{parent_rel}/{name}");
+        let fd = self.store.dirs.get(self.store.root_fd.as_fd(), &rel).ok()?;
+        stat_object(fd.as_fd(), key, SELF_ENTRY)
     }
 
     /// `dir_key` is the directory's key fragment with its trailing `/`.
@@ -377,15 +436,19 @@ impl Walk<'_> {
         };
         entries.iter().any(|e| {
             let key = format!("{dir_key}{}", e.sort_key);
-            if e.is_dir {
-                !self
-                    .resume
-                    .skip_prefix
-                    .as_deref()
-                    .is_some_and(|p| key.starts_with(p))
-                    && self.has_object(&format!("{rel}/{}", e.name()), &key)
-            } else {
-                !self.skipped(&key)
+            match e.kind {
+                Kind::Dir => {
+                    !self
+                        .resume
+                        .skip_prefix
+                        .as_deref()
+                        .is_some_and(|p| key.starts_with(p))
+                        && self.has_object(&format!("{rel}/{}", e.name()), &key)
+                }
+                Kind::File | Kind::Marker => !self.skipped(&key),
+                Kind::DirSelf => {
+                    !self.skipped(&key) && self.self_entry(rel, &key, e.name()).is_some()
+                }
             }
         })
     }

@@ -375,6 +375,17 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
                     crate::fscalls::openat(dir.as_fd(), name, flags, rustix::fs::Mode::empty())
                 {
                     removed += sweep_dir(&sub, cutoff);
+                    // A directory a killed writer made while moving an object
+                    // into a directory of its name (`nested`): it holds at
+                    // most a second link to that object.
+                    if bytes.starts_with(crate::temp::TEMP_PREFIX.as_bytes())
+                        && (meta::mtime(&st) <= cutoff || crate::temp::writer_is_gone(bytes))
+                    {
+                        let _ = unlinkat(&sub, crate::names::SELF_ENTRY, AtFlags::empty());
+                        if unlinkat(dir, name, AtFlags::REMOVEDIR).is_ok() {
+                            removed += 1;
+                        }
+                    }
                 }
             }
             FileType::RegularFile

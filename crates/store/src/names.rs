@@ -2,10 +2,17 @@
 //!
 //! A key splits on `/` into directories plus a final file name. Every segment
 //! must be a name the file system can hold: not empty, not `.` or `..`, no NUL,
-//! at most NAME_MAX bytes. Names beginning with [`RESERVED_PREFIX`] belong to the
-//! engine (temporaries, multipart staging) and are neither listed nor
-//! addressable. Together with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` this
-//! keeps every request inside its bucket.
+//! at most NAME_MAX bytes; only the last may be empty (a key ending in `/`).
+//! Names beginning with [`RESERVED_PREFIX`] belong to the engine
+//! (temporaries, multipart staging, the hidden entries below) and are neither
+//! listed nor addressable. Together with `RESOLVE_BENEATH |
+//! RESOLVE_NO_SYMLINKS` this keeps every request inside its bucket.
+//!
+//! Two kinds of keys have no plain file of their own:
+//! - a key ending in `/` (a "folder" marker, `a/b/`) is the file [`DIR_ENTRY`]
+//!   inside directory `a/b`;
+//! - a key that is also a directory (`a/b` while `a/b/c` exists) is the file
+//!   [`SELF_ENTRY`] inside that directory. Every other key is a plain file.
 
 use crate::{s3err, Result};
 
@@ -15,6 +22,11 @@ pub const MAX_KEY_LEN: usize = 1024;
 pub const NAME_MAX: usize = 255;
 /// Entries whose names start with this are the engine's own.
 pub const RESERVED_PREFIX: &str = ".s3hpc";
+/// The file holding the object whose key is a directory's path plus `/`.
+pub(crate) const DIR_ENTRY: &str = ".s3hpc-dir";
+/// The file holding the object whose key is a directory's path, when that
+/// directory also holds other keys.
+pub(crate) const SELF_ENTRY: &str = ".s3hpc-self";
 
 /// Checks a bucket name against the S3 naming rules for general-purpose buckets.
 pub fn validate_bucket_name(name: &str) -> Result<()> {
@@ -58,8 +70,19 @@ pub fn validate_bucket_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks that a key maps onto a path inside its bucket.
+/// Checks that a key maps onto a path inside its bucket. A key may end in
+/// `/` (then it is held by [`DIR_ENTRY`] in that directory), but no other
+/// segment may be empty.
 pub fn validate_key(key: &str) -> Result<()> {
+    match key.strip_suffix('/') {
+        Some(dir) if !dir.is_empty() => validate_path(key, dir),
+        _ => validate_path(key, key),
+    }
+}
+
+/// Checks that `path` (the key `key`, or its directory part) is a path of
+/// non-empty segments inside the bucket.
+pub(crate) fn validate_path(key: &str, path: &str) -> Result<()> {
     if key.is_empty() {
         return Err(s3err!(
             InvalidKey,
@@ -73,7 +96,7 @@ pub fn validate_key(key: &str) -> Result<()> {
             key.len()
         ));
     }
-    for segment in key.split('/') {
+    for segment in path.split('/') {
         validate_segment(key, segment)?;
     }
     Ok(())
@@ -84,7 +107,7 @@ fn validate_segment(key: &str, segment: &str) -> Result<()> {
     if segment.is_empty() {
         return Err(s3err!(
             InvalidKey,
-            "key {:?} has an empty path segment (a leading, trailing or double '/'); \
+            "key {:?} has an empty path segment (a leading or double '/'); \
              keys map to file paths here, so remove the extra '/'",
             shown()
         ));
@@ -139,7 +162,16 @@ pub(crate) struct KeyPath<'a> {
     pub name: &'a str,
 }
 
+/// Where a validated key lives: a key ending in `/` is [`DIR_ENTRY`] in the
+/// directory it names. (A key that turns out to be a directory is looked up
+/// again as [`SELF_ENTRY`] inside it, on the miss path only.)
 pub(crate) fn split_key(key: &str) -> KeyPath<'_> {
+    if let Some(dir) = key.strip_suffix('/') {
+        return KeyPath {
+            dir,
+            name: DIR_ENTRY,
+        };
+    }
     match key.rfind('/') {
         Some(i) => KeyPath {
             dir: &key[..i],
@@ -210,7 +242,10 @@ mod tests {
             ("./a", ErrorCode::InvalidKey),
             ("/abs", ErrorCode::InvalidKey),
             ("a//b", ErrorCode::InvalidKey),
-            ("a/", ErrorCode::InvalidKey),
+            ("/", ErrorCode::InvalidKey),
+            ("a//", ErrorCode::InvalidKey),
+            ("a/.s3hpc-self", ErrorCode::InvalidKey),
+            (".s3hpc-dir/", ErrorCode::InvalidKey),
             ("a\0b", ErrorCode::InvalidKey),
             (".s3hpc-tmp.x", ErrorCode::InvalidKey),
             ("a/.s3hpc-uploads/x", ErrorCode::InvalidKey),
@@ -222,6 +257,8 @@ mod tests {
         for ok in [
             "a",
             "a/b/c",
+            "a/",
+            "a/b/",
             ".hidden",
             "a..b",
             "...",
@@ -238,6 +275,8 @@ mod tests {
         assert_eq!((k.dir, k.name), ("a/b", "c"));
         let k = split_key("c");
         assert_eq!((k.dir, k.name), ("", "c"));
+        let k = split_key("a/b/");
+        assert_eq!((k.dir, k.name), ("a/b", DIR_ENTRY));
     }
 }
 

@@ -8,7 +8,7 @@
 use crate::dirs::{open_dir_readable, DirCache};
 use crate::fscalls::{fstat, mkdirat, openat, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
-use crate::names::{dir_rel, split_key, validate_bucket_name, validate_key};
+use crate::names::{dir_rel, split_key, validate_bucket_name, validate_key, DIR_ENTRY, SELF_ENTRY};
 use crate::put::Source;
 use crate::*;
 use rustix::fs::{AtFlags, FileType};
@@ -164,6 +164,12 @@ impl Store {
                     self.make_dirs(bucket, key, rel)?;
                     continue;
                 }
+                // A plain object stands where the key needs a directory: it
+                // moves into that directory as its hidden self-entry.
+                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                    self.make_room(bucket, key, rel)?;
+                    continue;
+                }
                 Err(e) => return Err(self.write_dir_error(bucket, key, e)),
             };
             match op(fd.as_fd()) {
@@ -178,7 +184,7 @@ impl Store {
         Ok(None)
     }
 
-    fn write_dir_error(&self, bucket: &str, key: &str, e: io::Error) -> S3Error {
+    pub(crate) fn write_dir_error(&self, bucket: &str, key: &str, e: io::Error) -> S3Error {
         if e.raw_os_error() == Some(libc::ENOTDIR) {
             s3err!(
                 KeyConflict,
@@ -206,8 +212,14 @@ impl Store {
                 Ok(()) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
                 // A parent was pruned by a concurrent DELETE after it was made
-                // or found; the caller resolves again and calls us once more.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                // or found, or is a plain object that must make room; the
+                // caller resolves again and calls us once more.
+                Err(e)
+                    if e.kind() == io::ErrorKind::NotFound
+                        || e.raw_os_error() == Some(libc::ENOTDIR) =>
+                {
+                    return Ok(())
+                }
                 Err(e) => return Err(self.write_dir_error(bucket, key, e)),
             }
             end = next;
@@ -238,7 +250,21 @@ impl Store {
                 )?)
             })
             .map_err(|e| self.missing(bucket, key, e))?;
-        let st = fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), key))?;
+        let mut st = fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), key))?;
+        let mut fd = fd;
+        if FileType::from_raw_mode(st.st_mode) == FileType::Directory && kp.name != DIR_ENTRY {
+            // The key is also a prefix: its object, if any, is the directory's
+            // self-entry. The directory was opened without following links,
+            // so the entry is looked up in exactly that directory.
+            fd = openat(
+                &fd,
+                SELF_ENTRY,
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| self.missing(bucket, key, e.into()))?;
+            st = fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), key))?;
+        }
         if !is_regular(&st) {
             return Err(s3err!(
                 NoSuchKey,
@@ -296,35 +322,47 @@ impl Store {
     pub(crate) fn head_unchecked(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
-        // One stat in the common case; the xattr only when the mode says so.
-        let (st, stored) = self
-            .in_dir(&rel, |d| {
-                let st = statat(d, kp.name, AtFlags::SYMLINK_NOFOLLOW)?;
-                if !is_regular(&st) || !meta::has_meta(&st) {
-                    return Ok((st, None));
-                }
-                // stat, attribute, stat again: if the inode is the same, both
-                // describe one version (an overwrite renames a new inode in).
-                if let Some(stored) = StoredMeta::read_at(d, kp.name) {
-                    let again = statat(d, kp.name, AtFlags::SYMLINK_NOFOLLOW)?;
-                    if again.st_ino == st.st_ino && again.st_dev == st.st_dev {
-                        return Ok((again, Some(stored?)));
-                    }
-                }
-                let fd = openat(
-                    d,
-                    kp.name,
-                    // NONBLOCK: opening a FIFO planted in the tree must not hang.
-                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )?;
-                Ok((fstat(&fd)?, Some(StoredMeta::read_from(&fd))))
-            })
+        let (mut st, mut stored) = self
+            .stat_in(&rel, kp.name)
             .map_err(|e| self.missing(bucket, key, e))?;
+        if FileType::from_raw_mode(st.st_mode) == FileType::Directory && kp.name != DIR_ENTRY {
+            // The key is also a prefix: its object is the self-entry.
+            (st, stored) = self
+                .stat_in(&dir_rel(bucket, key), SELF_ENTRY)
+                .map_err(|e| self.missing(bucket, key, e))?;
+        }
         if !is_regular(&st) {
             return Err(s3err!(NoSuchKey, "no object {key:?} in bucket {bucket:?}"));
         }
         Ok(meta::object_info(key, &st, stored))
+    }
+
+    /// The stat of entry `name` of directory `rel`, with its stored metadata
+    /// if it is an object that has some. One stat in the common case; the
+    /// xattr only when the mode says so.
+    fn stat_in(&self, rel: &str, name: &str) -> io::Result<(rustix::fs::Stat, Option<StoredMeta>)> {
+        self.in_dir(rel, |d| {
+            let st = statat(d, name, AtFlags::SYMLINK_NOFOLLOW)?;
+            if !is_regular(&st) || !meta::has_meta(&st) {
+                return Ok((st, None));
+            }
+            // stat, attribute, stat again: if the inode is the same, both
+            // describe one version (an overwrite renames a new inode in).
+            if let Some(stored) = StoredMeta::read_at(d, name) {
+                let again = statat(d, name, AtFlags::SYMLINK_NOFOLLOW)?;
+                if again.st_ino == st.st_ino && again.st_dev == st.st_dev {
+                    return Ok((again, Some(stored?)));
+                }
+            }
+            let fd = openat(
+                d,
+                name,
+                // NONBLOCK: opening a FIFO planted in the tree must not hang.
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            Ok((fstat(&fd)?, Some(StoredMeta::read_from(&fd))))
+        })
     }
 
     pub fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
@@ -336,6 +374,25 @@ impl Store {
             unlinkat(d, kp.name, AtFlags::empty())?;
             Ok(self.may_be_empty(d))
         });
+        let unlinked = match unlinked {
+            // The key is also a prefix: its object, if any, is the self-entry.
+            Err(e) if e.raw_os_error() == Some(libc::EISDIR) && kp.name != DIR_ENTRY => {
+                let rel = dir_rel(bucket, key);
+                match self.in_dir(&rel, |d| {
+                    unlinkat(d, SELF_ENTRY, AtFlags::empty())?;
+                    Ok(self.may_be_empty(d))
+                }) {
+                    Ok(may_be_empty) => {
+                        if may_be_empty {
+                            self.prune(bucket, key);
+                        }
+                        return Ok(());
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            other => other,
+        };
         match unlinked {
             Ok(may_be_empty) => {
                 if may_be_empty {

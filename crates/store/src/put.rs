@@ -6,7 +6,7 @@ use crate::dirs::DirCache;
 use crate::fscalls::{fstat, fsync, linkat, openat, renameat, renameat_with, unlinkat};
 use crate::meta::{self, StoredMeta, EMPTY_MD5};
 use crate::names::dir_rel;
-use crate::names::{split_key, validate_bucket_name, validate_key};
+use crate::names::{split_key, validate_bucket_name, validate_key, DIR_ENTRY, SELF_ENTRY};
 use crate::*;
 use md5::{Digest, Md5};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, CWD};
@@ -303,7 +303,7 @@ impl Store {
         let mut attempts = 0;
         let result = loop {
             let placed = match temp {
-                Temp::Unnamed(fd) if !named => self.link_unnamed(&dirfd, fd, tmp, name),
+                Temp::Unnamed(fd) if !named => self.link_unnamed(&dirfd, fd, tmp, name, &mut named),
                 _ => self.install(&dirfd, tmp, name),
             };
             match placed {
@@ -322,18 +322,41 @@ impl Store {
                         .0;
                     named = true;
                 }
-                Err(Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST) if attempts < 64 => {
+                Err(Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST)
+                    if attempts < 64 && name != DIR_ENTRY =>
+                {
                     // The key names a directory. If it holds nothing, it is
-                    // no prefix of any object and can give way.
-                    if unlinkat(&dirfd, name, AtFlags::REMOVEDIR).is_err() {
-                        break Err(s3err!(
-                            KeyConflict,
-                            "key {key:?} is a prefix of other objects (a directory here); a \
-                             key cannot be both an object and a prefix"
-                        ));
-                    }
+                    // no prefix of any object and gives way; otherwise the
+                    // object becomes the directory's self-entry.
                     attempts += 1;
-                    self.dirs.forget(&format!("{}/{name}", rel()));
+                    let sub_rel = format!("{}/{name}", rel());
+                    if unlinkat(&dirfd, name, AtFlags::REMOVEDIR).is_ok() {
+                        self.dirs.forget(&sub_rel);
+                        continue;
+                    }
+                    if !named {
+                        let Temp::Unnamed(fd) = temp else {
+                            unreachable!()
+                        };
+                        self.temps.next(tmp);
+                        if let Err(e) = link_fd(fd, dirfd.as_fd(), tmp) {
+                            break Err(S3Error::from_io(&e.into(), &format!("{bucket}/{key}")));
+                        }
+                        named = true;
+                    }
+                    // Removed or replaced meanwhile: try the plain name again.
+                    let Ok(sub) = self.dirs.get(self.root_fd.as_fd(), &sub_rel) else {
+                        continue;
+                    };
+                    match renameat(&dirfd, tmp.as_str(), &sub, SELF_ENTRY) {
+                        Ok(()) => break Ok(sub),
+                        Err(Errno::NOENT) if DirCache::is_dead(&sub) => {
+                            self.dirs.forget(&sub_rel);
+                        }
+                        Err(e) => {
+                            break Err(S3Error::from_io(&e.into(), &format!("{bucket}/{key}")))
+                        }
+                    }
                 }
                 Err(e) => break Err(S3Error::from_io(&e.into(), &format!("{bucket}/{key}"))),
             }
@@ -355,6 +378,7 @@ impl Store {
         fd: &OwnedFd,
         tmp: &mut String,
         name: &str,
+        named: &mut bool,
     ) -> rustix::io::Result<()> {
         match link_fd(fd, dirfd.as_fd(), name) {
             Err(Errno::EXIST) => OverwritePredictor::saw_overwrite(),
@@ -362,9 +386,16 @@ impl Store {
         }
         self.temps.next(tmp);
         link_fd(fd, dirfd.as_fd(), tmp)?;
+        *named = true;
         let placed = self.install(dirfd, tmp, name);
-        if placed.is_err() {
-            let _ = unlinkat(dirfd, tmp.as_str(), AtFlags::empty());
+        if let Err(e) = placed {
+            // The key is a directory: the caller moves the named link into
+            // it (an unnamed file, once linked and unlinked, cannot be
+            // linked again).
+            if !matches!(e, Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST) {
+                let _ = unlinkat(dirfd, tmp.as_str(), AtFlags::empty());
+                *named = false;
+            }
         }
         placed
     }

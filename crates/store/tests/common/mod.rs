@@ -231,7 +231,11 @@ pub fn list_all(
 /// The reference model of S3 ListObjects: keys sorted by bytes, filtered by
 /// prefix and start-after, rolled up at the first delimiter after the prefix.
 /// A start-after that is itself a common prefix (as a v1 NextMarker is) also
-/// skips every key rolled up in it.
+/// skips every key rolled up in it. It knows nothing of directories, so it
+/// holds for any key set: keys that are also prefixes of others (`a/b` and
+/// `a/b/c`: `a/b` is a key and, with delimiter `/` and prefix `a/`, `a/b/`
+/// a common prefix) and keys ending in the delimiter (`a/b/`, a key of its
+/// own under prefix `a/b/`, rolled into `a/b/` under prefix `a/`).
 pub fn model_list(
     keys: &[String],
     prefix: &str,
