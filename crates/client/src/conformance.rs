@@ -68,7 +68,8 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("missing_key", missing_key),
     ("special_character_keys", special_character_keys),
     ("max_length_key", max_length_key),
-    ("key_conflict", key_conflict),
+    ("folder_markers", folder_markers),
+    ("object_and_prefix", object_and_prefix),
     ("put_stream_with_len", put_stream_with_len),
     ("put_stream_without_len", put_stream_without_len),
     (
@@ -650,26 +651,115 @@ fn max_length_key(c: &dyn S3Client, b: &str) {
     ok(c.delete_object(b, &key), "DELETE");
 }
 
-/// `a` and `a/b` cannot both be objects (a file cannot be a directory).
-fn key_conflict(c: &dyn S3Client, b: &str) {
-    put(c, b, "a", b"file");
-    expect_err(
-        c.put_object(b, "a/b", PutBody::Bytes(b"x"), &PutOptions::default()),
-        ErrorCode::KeyConflict,
-        "PUT a/b over object a",
+/// Keys ending in `/` ("folder" markers, as consoles, S3A and rclone make
+/// them, usually empty) are objects like any other: PUT, HEAD, GET, COPY,
+/// listing (a key under its own prefix, rolled up above it) and DELETE,
+/// which removes only the marker.
+fn folder_markers(c: &dyn S3Client, b: &str) {
+    let etag = put(c, b, "dir/", b"");
+    assert_etag(&etag, b"", "PUT dir/");
+    let head = assert_content(c, b, "dir/", b"");
+    assert_eq!(head.key, "dir/", "HEAD key");
+    let o = opts("application/x-directory", &[("made-by", "console")]);
+    ok(
+        c.put_object(b, "dir/sub/", PutBody::Bytes(b"note"), &o),
+        "PUT dir/sub/ with content and metadata",
     );
-    put(c, b, "d/e", b"nested");
+    assert_stored(c, b, "dir/sub/", b"note", &o);
+    put(c, b, "dir/sub/file", b"f");
+    let (keys, _) = list(c, b, &ListRequest::default());
+    assert_eq!(keys, strings(&["dir/", "dir/sub/", "dir/sub/file"]), "LIST");
+    let (keys, prefixes) = list(c, b, &req("", Some("/")));
+    assert_eq!((keys, prefixes), (vec![], strings(&["dir/"])), "LIST / ");
+    let (keys, prefixes) = list(c, b, &req("dir/", Some("/")));
+    assert_eq!(
+        (keys, prefixes),
+        (strings(&["dir/"]), strings(&["dir/sub/"])),
+        "LIST dir/ /"
+    );
+    expect_err(c.head_object(b, "dir"), ErrorCode::NoSuchKey, "HEAD dir");
+    ok(
+        c.copy_object(b, "dir/sub/", b, "copy/", None),
+        "COPY dir/sub/ to copy/",
+    );
+    assert_stored(c, b, "copy/", b"note", &o);
+    ok(c.delete_object(b, "dir/"), "DELETE dir/");
     expect_err(
-        c.put_object(b, "d", PutBody::Bytes(b"x"), &PutOptions::default()),
-        ErrorCode::KeyConflict,
+        c.head_object(b, "dir/"),
+        ErrorCode::NoSuchKey,
+        "HEAD dir/ after DELETE",
+    );
+    assert_content(c, b, "dir/sub/", b"note");
+    for k in ["dir/sub/file", "dir/sub/", "copy/"] {
+        ok(c.delete_object(b, k), &format!("DELETE {k}"));
+    }
+    let (keys, prefixes) = list(c, b, &req("", Some("/")));
+    assert!(
+        keys.is_empty() && prefixes.is_empty(),
+        "LIST after DELETE: {keys:?} {prefixes:?}"
+    );
+    ok(c.delete_bucket(b), "delete the emptied bucket");
+}
+
+/// A key may also be a prefix of other keys (`a/b` and `a/b/c`), written in
+/// either order; with delimiter `/` and prefix `a/`, `a/b` is a key and
+/// `a/b/` a common prefix. Multipart completes onto such keys.
+fn object_and_prefix(c: &dyn S3Client, b: &str) {
+    put(c, b, "a/b", b"object first");
+    put(c, b, "a/b/c", b"below");
+    put(c, b, "d/e", b"prefix first");
+    let o = opts("text/plain", &[("k", "v")]);
+    ok(
+        c.put_object(b, "d", PutBody::Bytes(b"then object"), &o),
         "PUT d over prefix d/",
     );
-    assert_content(c, b, "a", b"file");
-    assert_content(c, b, "d/e", b"nested");
-    // Once the prefix is gone, the name is free again.
+    assert_content(c, b, "a/b", b"object first");
+    assert_content(c, b, "a/b/c", b"below");
+    assert_stored(c, b, "d", b"then object", &o);
+    assert_content(c, b, "d/e", b"prefix first");
+    let (keys, _) = list(c, b, &ListRequest::default());
+    assert_eq!(keys, strings(&["a/b", "a/b/c", "d", "d/e"]), "LIST");
+    put(c, b, "a/b!", b"!");
+    put(c, b, "a/b/", b"");
+    let (keys, prefixes) = list(c, b, &req("a/", Some("/")));
+    assert_eq!(
+        (keys, prefixes),
+        (strings(&["a/b", "a/b!"]), strings(&["a/b/"])),
+        "LIST a/ /"
+    );
+    let (keys, _) = list(c, b, &req("a/", None));
+    assert_eq!(keys, strings(&["a/b", "a/b!", "a/b/", "a/b/c"]), "LIST a/");
+    // Copy onto a key below an object, and multipart onto an object that is
+    // a prefix.
+    ok(c.copy_object(b, "d", b, "a/b!/x", None), "COPY d to a/b!/x");
+    assert_content(c, b, "a/b!/x", b"then object");
+    assert_content(c, b, "a/b!", b"!");
+    let (id, parts, content) = upload_two_parts(c, b, "d", &PutOptions::default());
+    ok(
+        c.complete_multipart_upload(b, "d", &id, &parts),
+        "complete onto d",
+    );
+    assert_content(c, b, "d", &content);
+    // DELETE removes only the object named.
+    ok(c.delete_object(b, "a/b"), "DELETE a/b");
+    expect_err(
+        c.head_object(b, "a/b"),
+        ErrorCode::NoSuchKey,
+        "HEAD a/b after DELETE",
+    );
+    assert_content(c, b, "a/b/c", b"below");
     ok(c.delete_object(b, "d/e"), "DELETE d/e");
-    put(c, b, "d", b"now a file");
-    assert_content(c, b, "d", b"now a file");
+    assert_content(c, b, "d", &content);
+    let (keys, prefixes) = list(c, b, &req("", Some("/")));
+    assert_eq!(
+        (keys, prefixes),
+        (strings(&["d"]), strings(&["a/"])),
+        "LIST /"
+    );
+    for k in ["a/b!", "a/b!/x", "a/b/", "a/b/c", "d"] {
+        ok(c.delete_object(b, k), &format!("DELETE {k}"));
+    }
+    ok(c.delete_bucket(b), "delete the emptied bucket");
 }
 
 /// A streamed PUT of a known length arrives whole.

@@ -60,10 +60,6 @@ const REAL_LIBS3_LIMITS: &[(&str, &str)] = &[
         "libs3 4.1 cuts 1024-byte keys in listings to 1023 (its buffer counts the NUL)",
     ),
     (
-        "key_conflict",
-        "libs3 has no status for KeyConflict: ErrorUnknown",
-    ),
-    (
         "put_stream_short_is_incomplete",
         "libs3 sends the short body as it is; the server waits for the rest, then answers RequestTimeout",
     ),
