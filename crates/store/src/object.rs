@@ -188,8 +188,8 @@ impl Store {
         if e.raw_os_error() == Some(libc::ENOTDIR) {
             s3err!(
                 KeyConflict,
-                "key {key:?} needs a directory where an object exists (a key cannot be both \
-                 an object and a prefix of other keys here)"
+                "key {key:?} needs a directory where the file system holds something that is \
+                 neither an object nor a directory (a special file); remove it there"
             )
         } else {
             S3Error::from_io(&e, &format!("{bucket}/{key}"))
