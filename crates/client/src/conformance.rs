@@ -194,6 +194,7 @@ fn opts(content_type: &str, meta: &[(&str, &str)]) -> PutOptions {
     PutOptions {
         content_type: Some(content_type.to_string()),
         metadata: meta_map(meta),
+        ..Default::default()
     }
 }
 

@@ -45,6 +45,7 @@ fn seeds() -> Vec<Vec<u8>> {
     let opts = PutOptions {
         content_type: Some("text/plain".into()),
         metadata: BTreeMap::from([("a".into(), "b".into())]),
+        ..Default::default()
     };
     let list = ListRequest {
         prefix: "p/".into(),

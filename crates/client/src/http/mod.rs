@@ -273,6 +273,7 @@ impl S3Client for HttpClient {
                     etag: xml::text(c, "ETag").unwrap_or_default(),
                     content_type: None,
                     metadata: Default::default(),
+                    checksum: None,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -385,6 +386,7 @@ impl S3Client for HttpClient {
                         .unwrap_or(0),
                     etag: xml::text(p, "ETag").unwrap_or_default(),
                     last_modified: parse_time(&xml::text(p, "LastModified").unwrap_or_default())?,
+                    checksum: None,
                 });
             }
             marker = xml::text(&doc, "NextPartNumberMarker");
