@@ -72,7 +72,7 @@ pub fn put_options(content_type: Option<String>, metadata: Option<dto::Metadata>
             .into_iter()
             .map(|(k, v)| (k.to_ascii_lowercase(), v))
             .collect::<BTreeMap<_, _>>(),
-        checksum: None,
+        ..Default::default()
     }
 }
 

@@ -324,6 +324,7 @@ mod tests {
             content_type: Some("t".into()),
             metadata: BTreeMap::from([("m".to_string(), "v".to_string())]),
             checksum: None,
+            content_md5: None,
         };
         let put = Request::PutObject {
             bucket: "bk".into(),
@@ -335,7 +336,7 @@ mod tests {
             postcard::to_allocvec(&put).unwrap(),
             [
                 4, 2, b'b', b'k', 3, b'a', b'/', b'b', 1, 0xac, 2, 1, 1, b't', 1, 1, b'm', 1, b'v',
-                0
+                0, 0
             ]
         );
         let info = Response::Info(ObjectInfo {

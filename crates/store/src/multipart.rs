@@ -120,7 +120,7 @@ impl Store {
             &upload_key(&id, INFO),
             Source::Body(PutBody::Bytes(&info)),
             StoredMeta::default(),
-            None,
+            Default::default(),
         )?;
         Ok(id)
     }
@@ -158,14 +158,16 @@ impl Store {
         part_number: u32,
         body: PutBody<'_>,
     ) -> Result<String> {
-        self.upload_part_checked(bucket, key, upload_id, part_number, body, None)
+        let opts = PutOptions::default();
+        self.upload_part_checked(bucket, key, upload_id, part_number, body, &opts)
             .map(|(etag, _)| etag)
     }
 
     /// [`Store::upload_part`] with the part's checksum: verified against
-    /// `check`'s value if one is given, and computed with the upload's
-    /// algorithm (if it has one) in any case. Returns the ETag and the
-    /// part's checksum.
+    /// `opts.checksum`'s value if one is given, and computed with the
+    /// upload's algorithm (if it has one) in any case; and its Content-MD5
+    /// (`opts.content_md5`). Other options are the upload's, not the
+    /// part's, and are ignored. Returns the ETag and the part's checksum.
     pub fn upload_part_checked(
         &self,
         bucket: &str,
@@ -173,7 +175,7 @@ impl Store {
         upload_id: &str,
         part_number: u32,
         body: PutBody<'_>,
-        check: Option<&ChecksumRequest>,
+        opts: &PutOptions,
     ) -> Result<(String, Option<ObjectChecksum>)> {
         if !(1..=MAX_PART_NUMBER).contains(&part_number) {
             return Err(s3err!(
@@ -184,7 +186,7 @@ impl Store {
         let info = self.upload_info(bucket, key, upload_id)?;
         let upload_alg = info.checksum.as_ref().map(|c| c.algorithm);
         let computed;
-        let check = match (upload_alg, check) {
+        let check = match (upload_alg, opts.checksum.as_ref()) {
             (Some(want), Some(c)) if c.algorithm != want => {
                 return Err(s3err!(
                     InvalidRequest,
@@ -205,7 +207,10 @@ impl Store {
             &part,
             Source::Body(body),
             StoredMeta::default(),
-            check,
+            crate::put::Checks {
+                sum: check,
+                md5: opts.content_md5.as_ref(),
+            },
         )?;
         // An abort that raced with this part may have removed the upload.
         if self.upload_info(bucket, key, upload_id).is_err() {
@@ -365,7 +370,13 @@ impl Store {
                 value,
             });
         }
-        self.write_object(bucket, key, Source::Files(files), stored, None)?;
+        self.write_object(
+            bucket,
+            key,
+            Source::Files(files),
+            stored,
+            Default::default(),
+        )?;
         self.remove_upload(bucket, upload_id);
         self.head_object(bucket, key)
     }

@@ -439,7 +439,10 @@ impl Store {
             dst_key,
             Source::Files(vec![(file, 0, src.size)]),
             stored,
-            check.as_ref(),
+            crate::put::Checks {
+                sum: check.as_ref(),
+                md5: None,
+            },
         )?;
         self.head_object(dst_bucket, dst_key)
     }

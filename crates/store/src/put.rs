@@ -129,18 +129,12 @@ impl Store {
         }
         let empty = matches!(body, PutBody::Bytes(b) if b.is_empty())
             || matches!(body, PutBody::Stream { len: Some(0), .. });
-        if empty && stored.is_empty() && opts.checksum.is_none() {
+        if empty && stored.is_empty() && opts.checksum.is_none() && opts.content_md5.is_none() {
             if let Some(etag) = self.create_empty(bucket, key)? {
                 return Ok(etag);
             }
         }
-        self.write_object(
-            bucket,
-            key,
-            Source::Body(body),
-            stored,
-            opts.checksum.as_ref(),
-        )
+        self.write_object(bucket, key, Source::Body(body), stored, Checks::of(opts))
     }
 
     /// An empty object with no metadata is complete the moment it exists, so
@@ -177,7 +171,7 @@ impl Store {
         key: &str,
         source: Source<'_>,
         mut stored: StoredMeta,
-        check: Option<&ChecksumRequest>,
+        checks: Checks<'_>,
     ) -> Result<String> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
@@ -185,7 +179,7 @@ impl Store {
             let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp)?;
             let fd = temp.fd();
             let result = self
-                .fill(fd, source, &mut stored, check)
+                .fill(fd, source, &mut stored, checks)
                 .map_err(|e| match e.code {
                     // AWS's own wording, unchanged.
                     ErrorCode::BadDigest => e,
@@ -243,11 +237,12 @@ impl Store {
         fd: &OwnedFd,
         source: Source<'_>,
         stored: &mut StoredMeta,
-        check: Option<&ChecksumRequest>,
+        checks: Checks<'_>,
     ) -> Result<()> {
+        let md5_etag = self.config.etag == EtagPolicy::Md5 && stored.etag.is_none();
         let mut digests = Digests {
-            md5: (self.config.etag == EtagPolicy::Md5 && stored.etag.is_none()).then(Md5::new),
-            sum: check.map(|c| Hasher::new(c.algorithm)),
+            md5: (md5_etag || checks.md5.is_some()).then(Md5::new),
+            sum: checks.sum.map(|c| Hasher::new(c.algorithm)),
         };
         let io_err = |e: io::Error| S3Error::from_io(&e, "writing object data");
         match source {
@@ -265,9 +260,18 @@ impl Store {
             }
         }
         if let Some(h) = digests.md5 {
-            stored.etag = Some(meta::md5_etag(&h.finalize()));
+            let digest = h.finalize();
+            if checks.md5.is_some_and(|want| want[..] != digest[..]) {
+                return Err(s3err!(
+                    BadDigest,
+                    "The Content-MD5 you specified did not match what we received."
+                ));
+            }
+            if md5_etag {
+                stored.etag = Some(meta::md5_etag(&digest));
+            }
         }
-        if let (Some(c), Some(h)) = (check, digests.sum) {
+        if let (Some(c), Some(h)) = (checks.sum, digests.sum) {
             let value = h.finish_base64();
             c.verify(&value)?;
             stored.checksum = Some(ObjectChecksum {
@@ -474,6 +478,22 @@ impl Store {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let d = openat(dirfd, ".", flags, Mode::empty()).map_err(err)?;
         fsync(&d).map_err(err)
+    }
+}
+
+/// What a write verifies: a checksum and the Content-MD5.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Checks<'a> {
+    pub sum: Option<&'a ChecksumRequest>,
+    pub md5: Option<&'a [u8; 16]>,
+}
+
+impl<'a> Checks<'a> {
+    pub fn of(opts: &'a PutOptions) -> Checks<'a> {
+        Checks {
+            sum: opts.checksum.as_ref(),
+            md5: opts.content_md5.as_ref(),
+        }
     }
 }
 

@@ -37,6 +37,9 @@ pub struct PutOptions {
     /// A checksum to compute, store and (if a value is given) verify before
     /// the object becomes visible. None costs nothing.
     pub checksum: Option<crate::ChecksumRequest>,
+    /// The body's MD5 as sent in Content-MD5: compared before the object
+    /// becomes visible (BadDigest otherwise).
+    pub content_md5: Option<[u8; 16]>,
 }
 
 /// The body of a PUT. A slice is written without an intermediate copy; a stream

@@ -4,6 +4,7 @@
 
 mod common;
 use common::*;
+use md5::Digest as _;
 use s3hpc_store::*;
 use std::io::Cursor;
 
@@ -139,6 +140,27 @@ fn no_checksum_asked_none_stored() {
     );
 }
 
+#[test]
+fn content_md5_is_verified_by_the_engine() {
+    for policy in [EtagPolicy::Md5, EtagPolicy::Fast] {
+        let env = Env::with(policy, Durability::None);
+        let s = &env.store;
+        let good: [u8; 16] = md5::Md5::digest(b"abc").into();
+        let opts = |m: [u8; 16]| PutOptions {
+            content_md5: Some(m),
+            ..Default::default()
+        };
+        assert_eq!(
+            code(s.put_object(BUCKET, "k", PutBody::Bytes(b"abc"), &opts([0; 16]))),
+            ErrorCode::BadDigest
+        );
+        assert_eq!(code(s.head_object(BUCKET, "k")), ErrorCode::NoSuchKey);
+        s.put_object(BUCKET, "k", PutBody::Bytes(b"abc"), &opts(good))
+            .unwrap();
+        assert_eq!(get(s, BUCKET, "k"), b"abc");
+    }
+}
+
 fn multipart(
     s: &Store,
     key: &str,
@@ -162,7 +184,10 @@ fn multipart(
             &id,
             i as u32 + 1,
             PutBody::Bytes(p),
-            check.as_ref(),
+            &PutOptions {
+                checksum: check,
+                ..Default::default()
+            },
         )?;
         let sum = sum.unwrap();
         assert_eq!(sum.value, alg.checksum_of(p));
@@ -233,17 +258,24 @@ fn multipart_checks_what_the_client_lists() {
         ChecksumAlgorithm::Sha1.checksum_of(b"p"),
     );
     assert_eq!(
-        code(s.upload_part_checked(BUCKET, "m", &id, 1, PutBody::Bytes(b"p"), Some(&sha))),
+        code(s.upload_part_checked(BUCKET, "m", &id, 1, PutBody::Bytes(b"p"), &with_sum(sha))),
         ErrorCode::InvalidRequest
     );
     let bad = ChecksumRequest::expecting(alg, "AAAAAA==");
     assert_eq!(
-        code(s.upload_part_checked(BUCKET, "m", &id, 1, PutBody::Bytes(b"p"), Some(&bad))),
+        code(s.upload_part_checked(BUCKET, "m", &id, 1, PutBody::Bytes(b"p"), &with_sum(bad))),
         ErrorCode::BadDigest
     );
     assert!(s.list_parts(BUCKET, "m", &id).unwrap().is_empty());
     let (etag, _) = s
-        .upload_part_checked(BUCKET, "m", &id, 1, PutBody::Bytes(b"p"), None)
+        .upload_part_checked(
+            BUCKET,
+            "m",
+            &id,
+            1,
+            PutBody::Bytes(b"p"),
+            &PutOptions::default(),
+        )
         .unwrap();
     let parts = [(1, etag)];
     assert_eq!(
