@@ -109,6 +109,17 @@ impl Decoder {
         self.decoded
     }
 
+    /// Bytes the decoder holds (line buffer and trailers): bounded by
+    /// [`MAX_LINE`] and [`MAX_TRAILERS`] whatever the input.
+    pub fn buffered(&self) -> usize {
+        self.line.capacity()
+            + self
+                .trailers
+                .iter()
+                .map(|(k, v)| k.capacity() + v.capacity())
+                .sum::<usize>()
+    }
+
     /// Consumes `input` up to the next piece of data and returns it (a
     /// slice of `input`, not a copy); `None` once `input` is used up.
     pub fn next(&mut self, input: &mut Bytes) -> Result<Option<Bytes>, ChunkedError> {

@@ -716,7 +716,13 @@ impl S3 for Engine {
     ) -> S3Result<S3Response<GetObjectAttributesOutput>> {
         let i = req.input;
         let info = run(|| self.store.head_object(&i.bucket, &i.key))?;
-        let want = |a: &str| i.object_attributes.iter().any(|x| x.as_str() == a);
+        // One header, comma-separated (s3s may keep it as one item).
+        let want = |a: &str| {
+            i.object_attributes
+                .iter()
+                .flat_map(|x| x.as_str().split(','))
+                .any(|x| x.trim() == a)
+        };
         let mut out = GetObjectAttributesOutput {
             last_modified: Some(convert::timestamp(info.last_modified)),
             ..Default::default()
