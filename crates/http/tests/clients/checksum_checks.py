@@ -177,6 +177,27 @@ def anonymous_trailer_and_lengths():
         expect_code("404", lambda: anon.head_object(Bucket=B, Key=k))
 
 
+def presigned_chunked_put():
+    """A presigned PUT URL with an aws-chunked body (Content-Encoding: s3s
+    0.14 answers NotImplemented to a STREAMING-* payload hash on a
+    presigned URL): s3s checks the URL's signature and leaves the body
+    framed; s3hpc decodes it."""
+    v4 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=access, aws_secret_access_key=secret,
+                      region_name="us-east-1",
+                      config=Config(s3={"addressing_style": "path"}, signature_version="s3v4"))
+    url = v4.generate_presigned_url("put_object", Params={"Bucket": B, "Key": "presigned/chunked"},
+                                    ExpiresIn=60)
+    crc = b64("CRC32", data)
+    body = frame([data[:30000], data[30000:]], f"x-amz-checksum-crc32:{crc}\r\n".encode())
+    headers = {"content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(len(data)),
+               "x-amz-trailer": "x-amz-checksum-crc32", "Content-Length": str(len(body))}
+    r = urllib.request.Request(url, data=body, method="PUT", headers=headers)
+    assert urllib.request.urlopen(r).status == 200
+    h = s3.head_object(Bucket=B, Key="presigned/chunked", ChecksumMode="ENABLED")
+    assert h["ContentLength"] == len(data) and h["ChecksumCRC32"] == crc, h
+    assert s3.get_object(Bucket=B, Key="presigned/chunked")["Body"].read() == data
+
+
 def signed_chunks_with_trailer():
     """STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, signed chunk by chunk and
     the trailer too, as the AWS SDKs' signed-streaming mode does."""
@@ -330,6 +351,7 @@ for name, fn in [
     ("checksum wrong CRC32 is BadDigest, nothing stored (anonymous)", wrong_crc32_keeps_nothing(anon)),
     ("aws-chunked anonymous: trailer checksum, decoded length, framing", anonymous_trailer_and_lengths),
     ("aws-chunked signed chunks with signed trailer", signed_chunks_with_trailer),
+    ("aws-chunked presigned PUT", presigned_chunked_put),
     ("checksum multipart COMPOSITE + GetObjectAttributes (signed)", multipart_composite(s3)),
     ("checksum multipart COMPOSITE (anonymous, trailers)", multipart_composite(anon)),
     ("checksum multipart FULL_OBJECT", multipart_full_object),
