@@ -22,7 +22,7 @@ mod temp;
 mod types;
 
 pub use checksum::{
-    bad_digest, check_value, ChecksumAlgorithm, ChecksumRequest, ChecksumType, Hasher,
+    bad_digest, check_value, to_base64, ChecksumAlgorithm, ChecksumRequest, ChecksumType, Hasher,
     LateChecksum, ObjectChecksum,
 };
 pub use error::{ErrorCode, Result, S3Error};
