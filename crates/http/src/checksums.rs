@@ -33,7 +33,7 @@ pub fn body_checks(
     trailers: Option<s3s::TrailingHeaders>,
 ) -> S3Result<(Framing, Option<ChecksumRequest>)> {
     let chunked = is_aws_chunked(h);
-    let decoded_len = match header(h, "x-amz-decoded-content-length") {
+    let decoded_len = match header(h, "x-amz-decoded-content-length").filter(|_| chunked) {
         None => None,
         Some(v) => Some(v.trim().parse::<u64>().map_err(|_| {
             s3_error!(
@@ -55,6 +55,17 @@ pub fn body_checks(
             Some(t) => framing.s3s_trailers = Some(t),
             None => framing.decoder = Some(Decoder::new(decoded_len)),
         }
+    }
+    // One pass over the names instead of seven lookups: most PUTs from
+    // tools other than the AWS SDKs carry no checksum at all.
+    let asks = h.keys().any(|k| {
+        let k = k.as_str();
+        k.starts_with("x-amz-checksum-")
+            || k == "x-amz-trailer"
+            || k == "x-amz-sdk-checksum-algorithm"
+    });
+    if !asks {
+        return Ok((framing, None));
     }
     let mut checksum: Option<ChecksumRequest> = None;
     let mut one = |c: ChecksumRequest| {
