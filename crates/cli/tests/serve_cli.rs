@@ -133,7 +133,10 @@ fn a_gateway_killed_mid_upload_leaves_no_partial_object_and_its_leftovers_go() {
     // Overwrites from one connection run on one gateway thread, which then
     // writes the next overwrite into a named temporary.
     let mut raw = UnixStream::connect(&sock).unwrap();
-    raw.write_all(b"S3HPCRPC\x01\0\0\0\0\0\0\0").unwrap();
+    let mut hello = b"S3HPCRPC".to_vec();
+    hello.extend_from_slice(&s3hpc_rpc::message::VERSION.to_le_bytes());
+    hello.extend_from_slice(&[0; 4]);
+    raw.write_all(&hello).unwrap();
     raw.read_exact(&mut [0u8; 16]).unwrap();
     let opts = PutOptions::default();
     let put = |id: u64, body: &[u8], end: bool| {
