@@ -1,8 +1,9 @@
 //! `s3hpc explain`: arguments onto `s3hpc_bench::explain`.
 
 use crate::breadth::{parse_size_list, SizeList};
+use crate::Credentials;
 use clap::Args;
-use s3hpc_bench::backend::{BackendConfig, HttpEndpoint};
+use s3hpc_bench::backend::BackendConfig;
 use s3hpc_bench::explain::{self, ExplainParams};
 use s3hpc_bench::stop::Stop;
 use std::path::PathBuf;
@@ -29,15 +30,8 @@ pub struct ExplainArgs {
     /// signed with --access-key and --secret-key.
     #[arg(long = "endpoint", value_name = "URL")]
     endpoints: Vec<String>,
-    /// Signing region for --endpoint.
-    #[arg(long, default_value = "us-east-1")]
-    region: String,
-    /// Access key for --endpoint (default: S3HPC_ACCESS_KEY).
-    #[arg(long, env = "S3HPC_ACCESS_KEY", hide_env_values = true)]
-    access_key: Option<String>,
-    /// Secret key for --endpoint (default: S3HPC_SECRET_KEY).
-    #[arg(long, env = "S3HPC_SECRET_KEY", hide_env_values = true)]
-    secret_key: Option<String>,
+    #[command(flatten)]
+    keys: Credentials,
     /// Only these layers, comma-separated (default: all): posix, engine,
     /// libs3, rpc-unix, rpc-tcp, http, http-sigv4, http-chunked, and ext1, ext2, ...
     /// for the --endpoint URLs in order.
@@ -55,19 +49,7 @@ pub fn run(a: ExplainArgs, stop: &Stop) -> anyhow::Result<()> {
     let endpoints = a
         .endpoints
         .iter()
-        .map(|url| match (&a.access_key, &a.secret_key) {
-            (Some(access_key), Some(secret_key)) => Ok(HttpEndpoint {
-                url: url.clone(),
-                region: a.region.clone(),
-                access_key: access_key.clone(),
-                secret_key: secret_key.clone(),
-                ca_pem: None,
-            }),
-            _ => anyhow::bail!(
-                "--endpoint needs credentials: --access-key and --secret-key, or \
-                 S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY"
-            ),
-        })
+        .map(|url| a.keys.endpoint(url))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let p = ExplainParams {
         dir: a.dir,

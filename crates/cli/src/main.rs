@@ -192,15 +192,8 @@ pub(crate) struct HttpArgs {
     /// loopback port over the run directory.
     #[arg(long)]
     endpoint: Option<String>,
-    /// Signing region for --endpoint.
-    #[arg(long, default_value = "us-east-1")]
-    region: String,
-    /// Access key for --endpoint (default: S3HPC_ACCESS_KEY).
-    #[arg(long, env = "S3HPC_ACCESS_KEY", hide_env_values = true)]
-    access_key: Option<String>,
-    /// Secret key for --endpoint (default: S3HPC_SECRET_KEY).
-    #[arg(long, env = "S3HPC_SECRET_KEY", hide_env_values = true)]
-    secret_key: Option<String>,
+    #[command(flatten)]
+    keys: Credentials,
     /// The libs3 backend's library: any libs3 4.x build (default: s3hpc's
     /// libs3.so.4 next to this binary).
     #[arg(long, value_name = "PATH")]
@@ -212,12 +205,23 @@ pub(crate) struct HttpArgs {
     libs3_host: Option<String>,
 }
 
-impl HttpArgs {
-    /// The http backend's target: `--endpoint` with its credentials, or none.
-    pub(crate) fn endpoint(&self) -> anyhow::Result<Option<HttpEndpoint>> {
-        let Some(url) = self.endpoint.clone() else {
-            return Ok(None);
-        };
+/// Who to sign as at `--endpoint`.
+#[derive(Args, Clone)]
+pub(crate) struct Credentials {
+    /// Signing region for --endpoint.
+    #[arg(long, default_value = "us-east-1")]
+    region: String,
+    /// Access key for --endpoint (default: S3HPC_ACCESS_KEY).
+    #[arg(long, env = "S3HPC_ACCESS_KEY", hide_env_values = true)]
+    access_key: Option<String>,
+    /// Secret key for --endpoint (default: S3HPC_SECRET_KEY).
+    #[arg(long, env = "S3HPC_SECRET_KEY", hide_env_values = true)]
+    secret_key: Option<String>,
+}
+
+impl Credentials {
+    /// `url` signed with these credentials, which it needs.
+    pub(crate) fn endpoint(&self, url: &str) -> anyhow::Result<HttpEndpoint> {
         let (Some(access_key), Some(secret_key)) =
             (self.access_key.clone(), self.secret_key.clone())
         else {
@@ -226,13 +230,23 @@ impl HttpArgs {
                  S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY"
             );
         };
-        Ok(Some(HttpEndpoint {
-            url,
+        Ok(HttpEndpoint {
+            url: url.to_string(),
             region: self.region.clone(),
             access_key,
             secret_key,
             ca_pem: None,
-        }))
+        })
+    }
+}
+
+impl HttpArgs {
+    /// The http backend's target: `--endpoint` with its credentials, or none.
+    pub(crate) fn endpoint(&self) -> anyhow::Result<Option<HttpEndpoint>> {
+        self.endpoint
+            .as_deref()
+            .map(|url| self.keys.endpoint(url))
+            .transpose()
     }
 
     /// The libs3 backend's library, host and keys.
@@ -240,9 +254,9 @@ impl HttpArgs {
         Libs3Config {
             library: self.libs3.clone(),
             host: self.libs3_host.clone(),
-            region: self.region.clone(),
-            access_key: self.access_key.clone().unwrap_or_default(),
-            secret_key: self.secret_key.clone().unwrap_or_default(),
+            region: self.keys.region.clone(),
+            access_key: self.keys.access_key.clone().unwrap_or_default(),
+            secret_key: self.keys.secret_key.clone().unwrap_or_default(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `s3hpc serve --rpc`, as a process: clean stop on SIGTERM, a kill in the
 //! middle of an upload, the sweep of its leftovers at the next start, and
-//! the bench against a running gateway.
+//! the bench against a running gateway; `serve --http` over TLS: setup
+//! errors, and plain HTTP sent to its port.
 
 use s3hpc_client::{ListRequest, PutBody, PutOptions, S3Client};
 use s3hpc_rpc::frame::{push_encoded, push_frame, Header, Kind};
@@ -132,7 +133,10 @@ fn a_gateway_killed_mid_upload_leaves_no_partial_object_and_its_leftovers_go() {
     // Overwrites from one connection run on one gateway thread, which then
     // writes the next overwrite into a named temporary.
     let mut raw = UnixStream::connect(&sock).unwrap();
-    raw.write_all(b"S3HPCRPC\x01\0\0\0\0\0\0\0").unwrap();
+    let mut hello = b"S3HPCRPC".to_vec();
+    hello.extend_from_slice(&s3hpc_rpc::message::VERSION.to_le_bytes());
+    hello.extend_from_slice(&[0; 4]);
+    raw.write_all(&hello).unwrap();
     raw.read_exact(&mut [0u8; 16]).unwrap();
     let opts = PutOptions::default();
     let put = |id: u64, body: &[u8], end: bool| {
@@ -288,4 +292,65 @@ fn bench_against_a_running_gateway_and_bad_serve_options() {
         data,
     ]);
     assert!(e.contains("cannot reach the s3hpc gateway"), "{e}");
+}
+
+#[test]
+fn https_setup_errors_and_plain_http_to_the_tls_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let c = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let cert = write("cert.pem", &c.cert.pem());
+    let key = write("key.pem", &c.signing_key.serialize_pem());
+    let other = rcgen::generate_simple_self_signed(vec!["x".into()]).unwrap();
+    let other_key = write("other.pem", &other.signing_key.serialize_pem());
+    let missing = dir.path().join("none.pem").to_str().unwrap().to_string();
+    let data = dir.path().join("data");
+    let refused = |cert: &str, key: &str, why: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+            .args(["serve", "--anonymous", "--http", "127.0.0.1:0"])
+            .args(["--tls-cert", cert, "--tls-key", key])
+            .arg("--data")
+            .arg(&data)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(why), "{err}");
+    };
+    refused(&missing, &key, "reading the TLS certificate");
+    refused(&cert, &other_key, "does not match the certificate");
+    refused(&key, &key, "no PEM CERTIFICATE");
+
+    let mut server = serve(
+        &data,
+        &[
+            "--anonymous",
+            "--http",
+            "127.0.0.1:0",
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+        ],
+    );
+    let addr = server
+        .banner
+        .split("https://")
+        .nth(1)
+        .expect("an https endpoint in the banner")
+        .trim()
+        .to_string();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /bkt/key HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("This port speaks HTTPS"), "{answer}");
+    sigterm(&server.child);
+    assert!(wait_exit(&mut server.child).success());
 }

@@ -96,6 +96,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("multipart_entity_too_small", multipart_entity_too_small),
     ("multipart_invalid_part", multipart_invalid_part),
     ("read_exact_body_length", read_exact_body_length),
+    ("put_checksum_verified", put_checksum_verified),
 ];
 
 /// Runs every check (or those named in `S3HPC_CONFORMANCE`), each against a
@@ -195,6 +196,7 @@ fn opts(content_type: &str, meta: &[(&str, &str)]) -> PutOptions {
     PutOptions {
         content_type: Some(content_type.to_string()),
         metadata: meta_map(meta),
+        ..Default::default()
     }
 }
 
@@ -803,6 +805,63 @@ fn put_stream_short_is_incomplete(c: &dyn S3Client, b: &str) {
     assert_content(c, b, "old", b"previous content");
     let (keys, _) = list(c, b, &ListRequest::default());
     assert_eq!(keys, strings(&["old"]), "LIST after failed PUTs");
+}
+
+/// A checksum (`PutOptions::checksum`) or Content-MD5 that does not match
+/// the body is BadDigest, and nothing is stored; a matching one is
+/// accepted.
+fn put_checksum_verified(c: &dyn S3Client, b: &str) {
+    use s3hpc_store::{ChecksumAlgorithm, ChecksumRequest};
+    let content = data(5000, 6);
+    for alg in ChecksumAlgorithm::ALL {
+        let wrong = PutOptions {
+            checksum: Some(ChecksumRequest::expecting(alg, alg.checksum_of(b"other"))),
+            ..Default::default()
+        };
+        expect_err(
+            c.put_object(b, "k", PutBody::Bytes(&content), &wrong),
+            ErrorCode::BadDigest,
+            alg.as_str(),
+        );
+        expect_err(
+            c.head_object(b, "k"),
+            ErrorCode::NoSuchKey,
+            "HEAD after BadDigest",
+        );
+        let right = PutOptions {
+            checksum: Some(ChecksumRequest::expecting(alg, alg.checksum_of(&content))),
+            ..Default::default()
+        };
+        ok(
+            c.put_object(b, "k", PutBody::Bytes(&content), &right),
+            alg.as_str(),
+        );
+        ok(c.delete_object(b, "k"), "delete");
+    }
+    let md5 = |d: &[u8]| -> [u8; 16] { Md5::digest(d).into() };
+    let wrong = PutOptions {
+        content_md5: Some(md5(b"other")),
+        ..Default::default()
+    };
+    expect_err(
+        c.put_object(b, "m", PutBody::Bytes(&content), &wrong),
+        ErrorCode::BadDigest,
+        "Content-MD5",
+    );
+    expect_err(
+        c.head_object(b, "m"),
+        ErrorCode::NoSuchKey,
+        "HEAD after BadDigest",
+    );
+    let right = PutOptions {
+        content_md5: Some(md5(&content)),
+        ..Default::default()
+    };
+    ok(
+        c.put_object(b, "m", PutBody::Bytes(&content), &right),
+        "Content-MD5",
+    );
+    assert_content(c, b, "m", &content);
 }
 
 /// Ranged GETs: first-last, open-ended, suffix, clamped at the end.

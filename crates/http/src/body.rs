@@ -3,11 +3,11 @@
 //! windows) per request are in flight whatever the object size, or a PUT
 //! body of up to 8 MiB gathered whole (`gather.rs`, bounded in count).
 
+use crate::chunked::{ChunkedError, Decoder};
 use crate::gather::{gather, BufferPool, Pooled};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use md5::{Digest, Md5};
-use s3hpc_store::{ObjectReader, S3Error};
+use s3hpc_store::{ChecksumAlgorithm, LateChecksum, ObjectReader};
 use std::future::Future;
 use std::io::{self, Read};
 use std::pin::Pin;
@@ -243,6 +243,132 @@ pub fn stream_error(e: &dyn std::fmt::Display) -> s3s::S3Error {
     }
 }
 
+/// The S3 error for a body the aws-chunked decoder refused.
+fn chunked_error(e: ChunkedError) -> s3s::S3Error {
+    match e {
+        ChunkedError::Malformed(_) => s3s::s3_error!(InvalidRequest, "{e}"),
+        _ => s3s::s3_error!(IncompleteBody, "{e}"),
+    }
+}
+
+/// How a PUT body arrives and what is checked at its end.
+#[derive(Default)]
+pub struct Framing {
+    /// Some: the body is aws-chunked and is decoded here (s3s decodes it
+    /// only for SigV4 header-signed requests).
+    pub decoder: Option<Decoder>,
+    /// `x-amz-decoded-content-length`, checked whoever decodes.
+    pub decoded_len: Option<u64>,
+    /// The trailers of a body s3s decoded.
+    pub s3s_trailers: Option<s3s::TrailingHeaders>,
+    /// A checksum announced in `x-amz-trailer`: its value is handed to the
+    /// engine when the body ends, before it compares.
+    pub trailer_checksum: Option<(ChecksumAlgorithm, LateChecksum)>,
+}
+
+/// A PUT body with its framing undone and its length checked: the bytes
+/// of the object and nothing else, or an S3 error. Data passes through as
+/// the input's own `Bytes`, never copied.
+pub struct Decoded<S> {
+    inner: S,
+    framing: Framing,
+    pending: Bytes,
+    seen: u64,
+    ended: bool,
+}
+
+impl<S> Decoded<S> {
+    pub fn new(inner: S, framing: Framing) -> Decoded<S> {
+        Decoded {
+            inner,
+            framing,
+            pending: Bytes::new(),
+            seen: 0,
+            ended: false,
+        }
+    }
+
+    /// At the end of the body: complete framing, the stated length, and
+    /// the trailer checksum's value handed on.
+    fn finish(&mut self) -> Result<(), s3s::S3Error> {
+        let trailers: Vec<(String, String)> = match self.framing.decoder.as_mut() {
+            Some(d) => d.finish().map_err(chunked_error)?,
+            None => {
+                if let Some(n) = self.framing.decoded_len.filter(|&n| n != self.seen) {
+                    return Err(chunked_error(ChunkedError::Short {
+                        decoded: self.seen,
+                        expected: n,
+                    }));
+                }
+                let map = self.framing.s3s_trailers.as_ref().and_then(|t| t.take());
+                map.iter()
+                    .flat_map(|m| m.iter())
+                    .filter_map(|(k, v)| {
+                        Some((k.as_str().to_string(), v.to_str().ok()?.to_string()))
+                    })
+                    .collect()
+            }
+        };
+        if let Some((alg, late)) = &self.framing.trailer_checksum {
+            if let Some((_, v)) = trailers.iter().find(|(k, _)| k == alg.header_name()) {
+                late.set(v.trim().to_string());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<S, E> Stream for Decoded<S>
+where
+    S: Stream<Item = Result<Bytes, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    type Item = Result<Bytes, s3s::S3Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if this.ended {
+                return Poll::Ready(None);
+            }
+            if let Some(d) = this.framing.decoder.as_mut() {
+                match d.next(&mut this.pending) {
+                    Ok(Some(data)) => return Poll::Ready(Some(Ok(data))),
+                    Ok(None) => {}
+                    Err(e) => {
+                        this.ended = true;
+                        return Poll::Ready(Some(Err(chunked_error(e))));
+                    }
+                }
+            }
+            let next = match Pin::new(&mut this.inner).poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(next) => next,
+            };
+            match next {
+                Some(Ok(bytes)) if this.framing.decoder.is_some() => this.pending = bytes,
+                Some(Ok(bytes)) => {
+                    this.seen += bytes.len() as u64;
+                    if let Some(n) = this.framing.decoded_len.filter(|&n| this.seen > n) {
+                        this.ended = true;
+                        let e = ChunkedError::TooLong { expected: n };
+                        return Poll::Ready(Some(Err(chunked_error(e))));
+                    }
+                    return Poll::Ready(Some(Ok(bytes)));
+                }
+                Some(Err(e)) => {
+                    this.ended = true;
+                    return Poll::Ready(Some(Err(stream_error(&e))));
+                }
+                None => {
+                    this.ended = true;
+                    return Poll::Ready(this.finish().err().map(Err));
+                }
+            }
+        }
+    }
+}
+
 /// Why a streamed body failed, as seen by the network side; the engine only
 /// sees an I/O error from its reader.
 #[derive(Default)]
@@ -258,58 +384,26 @@ impl BodyFault {
     }
 }
 
-/// Checks a body against the Content-MD5 the client sent.
-pub struct Md5Check {
-    expected: [u8; 16],
-    hasher: Md5,
-}
-
-impl Md5Check {
-    pub fn new(expected: [u8; 16]) -> Md5Check {
-        Md5Check {
-            expected,
-            hasher: Md5::new(),
-        }
-    }
-    pub fn update(&mut self, data: &[u8]) {
-        self.hasher.update(data);
-    }
-    pub fn verify(self) -> Result<(), S3Error> {
-        if self.hasher.finalize().as_slice() == self.expected {
-            Ok(())
-        } else {
-            Err(S3Error::new(
-                s3hpc_store::ErrorCode::BadDigest,
-                "the Content-MD5 you sent does not match the body the server received",
-            ))
-        }
-    }
-}
+/// What the channel between the network and the blocking writer carries.
+pub type Item = Result<Bytes, s3s::S3Error>;
 
 /// The blocking side of a streamed PUT: yields the buffered head, then the
-/// chunks a pump task receives from the network. At the end it checks the
-/// Content-MD5; a mismatch or a network error fails the read, so the engine
-/// discards its temporary and nothing becomes visible.
+/// chunks a pump task receives from the network. A network or framing
+/// error fails the read, so the engine discards its temporary and nothing
+/// becomes visible; checksums and Content-MD5 are the engine's to verify.
 pub struct ChannelReader {
     head: std::vec::IntoIter<Bytes>,
-    rx: mpsc::Receiver<io::Result<Bytes>>,
+    rx: mpsc::Receiver<Item>,
     current: Bytes,
-    md5: Option<Md5Check>,
     fault: Arc<BodyFault>,
 }
 
 impl ChannelReader {
-    pub fn new(
-        head: Vec<Bytes>,
-        rx: mpsc::Receiver<io::Result<Bytes>>,
-        md5: Option<Md5Check>,
-        fault: Arc<BodyFault>,
-    ) -> ChannelReader {
+    pub fn new(head: Vec<Bytes>, rx: mpsc::Receiver<Item>, fault: Arc<BodyFault>) -> ChannelReader {
         ChannelReader {
             head: head.into_iter(),
             rx,
             current: Bytes::new(),
-            md5,
             fault,
         }
     }
@@ -321,8 +415,9 @@ impl ChannelReader {
         match self.rx.blocking_recv() {
             Some(Ok(c)) => Ok(Some(c)),
             Some(Err(e)) => {
-                self.fault.set(stream_error(&e));
-                Err(e)
+                let msg = e.message().unwrap_or("the request body failed").to_string();
+                self.fault.set(e);
+                Err(io::Error::other(msg))
             }
             None => Ok(None),
         }
@@ -333,22 +428,8 @@ impl Read for ChannelReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.current.is_empty() {
             match self.next_chunk()? {
-                Some(c) => {
-                    if let Some(m) = &mut self.md5 {
-                        m.update(&c);
-                    }
-                    self.current = c;
-                }
-                None => {
-                    if let Some(m) = self.md5.take() {
-                        if let Err(e) = m.verify() {
-                            let msg = e.message.clone();
-                            self.fault.set(crate::convert::s3_error(e));
-                            return Err(io::Error::new(io::ErrorKind::InvalidData, msg));
-                        }
-                    }
-                    return Ok(0);
-                }
+                Some(c) => self.current = c,
+                None => return Ok(0),
             }
         }
         let n = buf.len().min(self.current.len());
@@ -360,13 +441,11 @@ impl Read for ChannelReader {
 
 /// Moves the rest of a network body into the channel; stops when the
 /// reader side hangs up (the PUT failed) or the body ends.
-pub async fn pump<S, E>(mut rest: S, tx: mpsc::Sender<io::Result<Bytes>>)
+pub async fn pump<S>(mut rest: S, tx: mpsc::Sender<Item>)
 where
-    S: Stream<Item = Result<Bytes, E>> + Unpin,
-    E: std::fmt::Display,
+    S: Stream<Item = Item> + Unpin,
 {
-    while let Some(chunk) = rest.next().await {
-        let item = chunk.map_err(|e| io::Error::other(e.to_string()));
+    while let Some(item) = rest.next().await {
         let failed = item.is_err();
         if tx.send(item).await.is_err() || failed {
             return;
@@ -375,9 +454,6 @@ where
 }
 
 /// The channel for [`ChannelReader`] and [`pump`].
-pub fn channel() -> (
-    mpsc::Sender<io::Result<Bytes>>,
-    mpsc::Receiver<io::Result<Bytes>>,
-) {
+pub fn channel() -> (mpsc::Sender<Item>, mpsc::Receiver<Item>) {
     mpsc::channel(QUEUE)
 }

@@ -72,6 +72,7 @@ pub fn put_options(content_type: Option<String>, metadata: Option<dto::Metadata>
             .into_iter()
             .map(|(k, v)| (k.to_ascii_lowercase(), v))
             .collect::<BTreeMap<_, _>>(),
+        ..Default::default()
     }
 }
 

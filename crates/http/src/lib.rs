@@ -19,6 +19,8 @@
 
 mod auth;
 mod body;
+mod checksums;
+pub mod chunked;
 mod convert;
 mod error_header;
 mod gather;

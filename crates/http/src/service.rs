@@ -2,13 +2,14 @@
 //! validated the request; each method maps it onto `Store` calls and the
 //! result back. File-system calls run on the blocking side of tokio.
 
-use crate::body::{self, BodyFault, ChannelReader, GetStream, Incoming, Md5Check};
+use crate::body::{self, BodyFault, ChannelReader, Decoded, Framing, GetStream, Incoming};
+use crate::checksums::{body_checks, get_checksum, known_value, set_checksum};
 use crate::convert::{self, s3_error};
 use crate::error_header::KernelCopiesBodies;
 use crate::gather::BufferPool;
 use crate::write_gate::WriteGate;
 use base64::Engine as _;
-use s3hpc_store::{ListRequest, PutBody, Store};
+use s3hpc_store::{ChecksumRequest, ChecksumType, ListRequest, PutBody, PutOptions, Store};
 use s3s::dto::*;
 use s3s::stream::ByteStream as _;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
@@ -41,7 +42,7 @@ fn max_keys(n: Option<i32>) -> S3Result<usize> {
     }
 }
 
-fn content_md5(b64: Option<&str>) -> S3Result<Option<Md5Check>> {
+fn content_md5(b64: Option<&str>) -> S3Result<Option<[u8; 16]>> {
     let Some(b64) = b64 else { return Ok(None) };
     let raw = base64::engine::general_purpose::STANDARD
         .decode(b64.trim())
@@ -53,17 +54,26 @@ fn content_md5(b64: Option<&str>) -> S3Result<Option<Md5Check>> {
                 "Content-MD5 must be the base64 of a 16-byte MD5 digest"
             )
         })?;
-    Ok(Some(Md5Check::new(raw)))
+    Ok(Some(raw))
+}
+
+/// Whether GET/HEAD should return the stored checksum.
+fn checksum_mode(mode: Option<&ChecksumMode>) -> bool {
+    mode.is_some_and(|m| m.as_str().eq_ignore_ascii_case(ChecksumMode::ENABLED))
 }
 
 /// Receives a PUT body and hands it to `write`: from memory when it fits in
 /// one chunk or can be gathered (where `WriteGate` says), else on a
-/// blocking thread through a bounded channel while the rest arrives. A body that fails midway (client
-/// gone, wrong MD5) fails the write, so the engine keeps nothing of it.
+/// blocking thread through a bounded channel while the rest arrives. The
+/// body is decoded as `framing` says (aws-chunked, its decoded length, its
+/// trailer checksum) on the way. A body that fails midway (client gone,
+/// broken framing, wrong length) fails the write, and so does a wrong
+/// checksum or Content-MD5 (the engine compares before it publishes), so
+/// the engine keeps nothing of it.
 async fn with_body<T, F>(
     engine: &Engine,
     body: Option<StreamingBlob>,
-    md5: Option<Md5Check>,
+    framing: Framing,
     write: F,
 ) -> S3Result<T>
 where
@@ -71,19 +81,23 @@ where
     F: for<'a> FnOnce(PutBody<'a>) -> s3hpc_store::Result<T> + Send + 'static,
 {
     let Some(body) = body else {
-        return engine.write_whole(&[], md5, write);
+        return engine.write_whole(&[], write);
     };
-    let len = body.remaining_length().exact();
-    let incoming = body::receive(body, len, &engine.buffers)
-        .await
-        .map_err(|e| body::stream_error(&e))?;
+    let len = match framing.decoded_len {
+        Some(n) => Some(n),
+        None if framing.decoder.is_some() => None,
+        None => body.remaining_length().exact().map(|n| n as u64),
+    };
+    let body = Decoded::new(body, framing);
+    let len = len.and_then(|n| usize::try_from(n).ok());
+    let incoming = body::receive(body, len, &engine.buffers).await?;
     match incoming {
-        Incoming::Whole(bytes) => engine.write_whole(&bytes, md5, write),
-        Incoming::Gathered(pooled) => engine.write_whole(&pooled.buf, md5, write),
+        Incoming::Whole(bytes) => engine.write_whole(&bytes, write),
+        Incoming::Gathered(pooled) => engine.write_whole(&pooled.buf, write),
         Incoming::Partial { head, rest } => {
             let (tx, rx) = body::channel();
             let fault = Arc::new(BodyFault::default());
-            let mut reader = ChannelReader::new(head, rx, md5, fault.clone());
+            let mut reader = ChannelReader::new(head, rx, fault.clone());
             let pump = tokio::spawn(body::pump(rest, tx));
             let written = tokio::task::spawn_blocking(move || {
                 write(PutBody::Stream {
@@ -103,18 +117,12 @@ where
 }
 
 impl Engine {
-    /// Checks the Content-MD5 of a body that is all in memory and writes it,
-    /// where the write gate says.
+    /// Writes a body that is all in memory, where the write gate says.
     fn write_whole<T>(
         &self,
         bytes: &[u8],
-        md5: Option<Md5Check>,
         write: impl FnOnce(PutBody<'_>) -> s3hpc_store::Result<T>,
     ) -> S3Result<T> {
-        if let Some(mut m) = md5 {
-            m.update(bytes);
-            m.verify().map_err(s3_error)?;
-        }
         self.writes
             .run(|| write(PutBody::Bytes(bytes)))
             .map_err(s3_error)
@@ -334,19 +342,23 @@ impl S3 for Engine {
         &self,
         req: S3Request<PutObjectInput>,
     ) -> S3Result<S3Response<PutObjectOutput>> {
+        let (framing, checksum) = body_checks(&req.headers, req.trailing_headers)?;
         let i = req.input;
-        let md5 = content_md5(i.content_md5.as_deref())?;
-        let opts = convert::put_options(i.content_type, i.metadata);
+        let mut opts = convert::put_options(i.content_type, i.metadata);
+        opts.content_md5 = content_md5(i.content_md5.as_deref())?;
+        opts.checksum = checksum.clone();
         let store = self.store.clone();
         let (bucket, key) = (i.bucket, i.key);
-        let etag = with_body(self, i.body, md5, move |body| {
+        let etag = with_body(self, i.body, framing, move |body| {
             store.put_object(&bucket, &key, body, &opts)
         })
         .await?;
-        Ok(S3Response::new(PutObjectOutput {
+        let mut out = PutObjectOutput {
             e_tag: Some(convert::etag(&etag)),
             ..Default::default()
-        }))
+        };
+        set_checksum!(out, checksum.as_ref().and_then(known_value));
+        Ok(S3Response::new(out))
     }
 
     async fn get_object(
@@ -355,6 +367,7 @@ impl S3 for Engine {
     ) -> S3Result<S3Response<GetObjectOutput>> {
         let i = req.input;
         let range = i.range.map(convert::range);
+        let with_checksum = checksum_mode(i.checksum_mode.as_ref()) && range.is_none();
         let (info, offset, length, stream) = run(|| {
             let got = self.store.get_object(&i.bucket, &i.key, range)?;
             let (info, offset, length) = (got.info, got.offset, got.length);
@@ -377,7 +390,7 @@ impl S3 for Engine {
                 info.size
             )
         });
-        Ok(S3Response::new(GetObjectOutput {
+        let mut out = GetObjectOutput {
             body: Some(StreamingBlob::wrap(stream)),
             content_length: Some(length as i64),
             content_range,
@@ -385,9 +398,13 @@ impl S3 for Engine {
             e_tag: Some(convert::etag(&info.etag)),
             last_modified: Some(convert::timestamp(info.last_modified)),
             metadata: convert::metadata(&info),
-            content_type: info.content_type,
             ..Default::default()
-        }))
+        };
+        if with_checksum {
+            set_checksum!(out, info.checksum);
+        }
+        out.content_type = info.content_type;
+        Ok(S3Response::new(out))
     }
 
     async fn head_object(
@@ -403,15 +420,19 @@ impl S3 for Engine {
             i.if_modified_since.as_ref(),
             i.if_unmodified_since.as_ref(),
         )?;
-        Ok(S3Response::new(HeadObjectOutput {
+        let mut out = HeadObjectOutput {
             content_length: Some(info.size as i64),
             accept_ranges: Some("bytes".into()),
             e_tag: Some(convert::etag(&info.etag)),
             last_modified: Some(convert::timestamp(info.last_modified)),
             metadata: convert::metadata(&info),
-            content_type: info.content_type,
             ..Default::default()
-        }))
+        };
+        if checksum_mode(i.checksum_mode.as_ref()) {
+            set_checksum!(out, info.checksum);
+        }
+        out.content_type = info.content_type;
+        Ok(S3Response::new(out))
     }
 
     async fn delete_object(
@@ -484,12 +505,31 @@ impl S3 for Engine {
         req: S3Request<CreateMultipartUploadInput>,
     ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
         let i = req.input;
-        let opts = convert::put_options(i.content_type, i.metadata);
+        let mut opts = convert::put_options(i.content_type, i.metadata);
+        if let Some(a) = &i.checksum_algorithm {
+            let algorithm: s3hpc_store::ChecksumAlgorithm = a.as_str().parse().map_err(s3_error)?;
+            let kind = match &i.checksum_type {
+                Some(t) => t.as_str().parse().map_err(s3_error)?,
+                None => algorithm.default_multipart_type(),
+            };
+            opts.checksum = Some(ChecksumRequest {
+                kind,
+                ..ChecksumRequest::new(algorithm)
+            });
+        } else if i.checksum_type.is_some() {
+            return Err(s3_error!(
+                InvalidRequest,
+                "x-amz-checksum-type needs x-amz-checksum-algorithm"
+            ));
+        }
         let id = run(|| self.store.create_multipart_upload(&i.bucket, &i.key, &opts))?;
+        let c = opts.checksum.as_ref();
         Ok(S3Response::new(CreateMultipartUploadOutput {
             bucket: Some(i.bucket),
             key: Some(i.key),
             upload_id: Some(id),
+            checksum_algorithm: i.checksum_algorithm,
+            checksum_type: c.map(|c| crate::checksums::checksum_type(c.kind)),
             ..Default::default()
         }))
     }
@@ -498,19 +538,26 @@ impl S3 for Engine {
         &self,
         req: S3Request<UploadPartInput>,
     ) -> S3Result<S3Response<UploadPartOutput>> {
+        let (framing, checksum) = body_checks(&req.headers, req.trailing_headers)?;
         let i = req.input;
-        let md5 = content_md5(i.content_md5.as_deref())?;
+        let opts = PutOptions {
+            content_md5: content_md5(i.content_md5.as_deref())?,
+            checksum,
+            ..Default::default()
+        };
         let part = part_number(i.part_number)?;
         let store = self.store.clone();
         let (bucket, key, id) = (i.bucket, i.key, i.upload_id);
-        let etag = with_body(self, i.body, md5, move |body| {
-            store.upload_part(&bucket, &key, &id, part, body)
+        let (etag, sum) = with_body(self, i.body, framing, move |body| {
+            store.upload_part_checked(&bucket, &key, &id, part, body, &opts)
         })
         .await?;
-        Ok(S3Response::new(UploadPartOutput {
+        let mut out = UploadPartOutput {
             e_tag: Some(convert::etag(&etag)),
             ..Default::default()
-        }))
+        };
+        set_checksum!(out, sum, value_only);
+        Ok(S3Response::new(out))
     }
 
     async fn upload_part_copy(
@@ -558,12 +605,17 @@ impl S3 for Engine {
         req: S3Request<CompleteMultipartUploadInput>,
     ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
         let i = req.input;
+        let whole = get_checksum!(i).map(|(a, v)| ChecksumRequest::expecting(a, v));
         let Some(parts) = i.multipart_upload.and_then(|m| m.parts) else {
             return Err(s3_error!(
                 MalformedXML,
                 "CompleteMultipartUpload needs a body listing the parts"
             ));
         };
+        let part_sums: Vec<Option<String>> = parts
+            .iter()
+            .map(|p| get_checksum!(p).map(|(_, v)| v))
+            .collect();
         let parts = parts
             .into_iter()
             .map(|p| {
@@ -580,18 +632,27 @@ impl S3 for Engine {
         let (bucket, key) = (i.bucket.clone(), i.key.clone());
         // Concatenating parts can take a while: off the async workers.
         let info = tokio::task::spawn_blocking(move || {
-            store.complete_multipart_upload(&bucket, &key, &i.upload_id, &parts)
+            store.complete_multipart_upload_checked(
+                &bucket,
+                &key,
+                &i.upload_id,
+                &parts,
+                &part_sums,
+                whole.as_ref(),
+            )
         })
         .await
         .map_err(s3s::S3Error::internal_error)?
         .map_err(s3_error)?;
-        Ok(S3Response::new(CompleteMultipartUploadOutput {
+        let mut out = CompleteMultipartUploadOutput {
             bucket: Some(i.bucket.clone()),
             location: Some(format!("/{}/{}", i.bucket, i.key)),
             key: Some(i.key),
             e_tag: Some(convert::etag(&info.etag)),
             ..Default::default()
-        }))
+        };
+        set_checksum!(out, info.checksum);
+        Ok(S3Response::new(out))
     }
 
     async fn abort_multipart_upload(
@@ -632,17 +693,76 @@ impl S3 for Engine {
             parts: Some(
                 after
                     .into_iter()
-                    .map(|p| Part {
-                        part_number: Some(p.part_number as i32),
-                        size: Some(p.size as i64),
-                        e_tag: Some(convert::etag(&p.etag)),
-                        last_modified: Some(convert::timestamp(p.last_modified)),
-                        ..Default::default()
+                    .map(|p| {
+                        let mut part = Part {
+                            part_number: Some(p.part_number as i32),
+                            size: Some(p.size as i64),
+                            e_tag: Some(convert::etag(&p.etag)),
+                            last_modified: Some(convert::timestamp(p.last_modified)),
+                            ..Default::default()
+                        };
+                        set_checksum!(part, p.checksum, value_only);
+                        part
                     })
                     .collect(),
             ),
             ..Default::default()
         }))
+    }
+
+    async fn get_object_attributes(
+        &self,
+        req: S3Request<GetObjectAttributesInput>,
+    ) -> S3Result<S3Response<GetObjectAttributesOutput>> {
+        let i = req.input;
+        let info = run(|| self.store.head_object(&i.bucket, &i.key))?;
+        // One header, comma-separated (s3s may keep it as one item).
+        let want = |a: &str| {
+            i.object_attributes
+                .iter()
+                .flat_map(|x| x.as_str().split(','))
+                .any(|x| x.trim() == a)
+        };
+        let mut out = GetObjectAttributesOutput {
+            last_modified: Some(convert::timestamp(info.last_modified)),
+            ..Default::default()
+        };
+        if want(ObjectAttributes::ETAG) {
+            out.e_tag = Some(convert::etag(&info.etag));
+        }
+        if want(ObjectAttributes::OBJECT_SIZE) {
+            out.object_size = Some(info.size as i64);
+        }
+        if want(ObjectAttributes::STORAGE_CLASS) {
+            out.storage_class = Some(StorageClass::from_static(StorageClass::STANDARD));
+        }
+        if want(ObjectAttributes::CHECKSUM) {
+            if let Some(c) = &info.checksum {
+                let mut sum = Checksum::default();
+                // The attribute gives a composite value without its `-N`.
+                let mut c = c.clone();
+                if c.kind == ChecksumType::Composite {
+                    c.value = c.value.split('-').next().unwrap_or_default().to_string();
+                }
+                set_checksum!(sum, Some(c));
+                out.checksum = Some(sum);
+            }
+        }
+        // A multipart object: its part count (from the ETag's `-N`); the
+        // parts themselves are not kept after completion.
+        let parts = convert::unquote(&info.etag)
+            .rsplit_once('-')
+            .and_then(|(_, n)| n.parse::<i32>().ok())
+            .filter(|_| info.checksum.is_some() || !info.etag.contains("-1\""));
+        if want(ObjectAttributes::OBJECT_PARTS) {
+            if let Some(n) = parts {
+                out.object_parts = Some(GetObjectAttributesParts {
+                    total_parts_count: Some(n),
+                    ..Default::default()
+                });
+            }
+        }
+        Ok(S3Response::new(out))
     }
 
     async fn list_multipart_uploads(

@@ -93,6 +93,7 @@ fn seeds() -> Vec<Vec<u8>> {
     let opts = PutOptions {
         content_type: Some("text/plain".into()),
         metadata: BTreeMap::from([("a".into(), "b".into())]),
+        ..Default::default()
     };
     let list = ListRequest {
         prefix: "p/".into(),
@@ -310,7 +311,9 @@ fn a_gateway_fed_mutated_streams_keeps_serving() {
     for case in 0..cases {
         // A handshake, then a few frames, some mutated, some data frames.
         let mut stream = Vec::new();
-        stream.extend_from_slice(b"S3HPCRPC\x01\0\0\0\0\0\0\0");
+        stream.extend_from_slice(b"S3HPCRPC");
+        stream.extend_from_slice(&s3hpc_rpc::message::VERSION.to_le_bytes());
+        stream.extend_from_slice(&[0; 4]);
         for id in 0..1 + rng.below(4) as u64 {
             let s = &seeds[rng.below(seeds.len())];
             let payload = if rng.below(2) == 0 {

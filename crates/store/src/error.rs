@@ -48,6 +48,7 @@ error_codes! {
     InvalidPartOrder => "InvalidPartOrder",
     MetadataTooLarge => "MetadataTooLarge",
     BadDigest => "BadDigest",
+    InvalidRequest => "InvalidRequest",
     IncompleteBody => "IncompleteBody",
     PreconditionFailed => "PreconditionFailed",
     NotImplemented => "NotImplemented",

@@ -9,6 +9,7 @@
 //! reach outside its bucket. See ARCHITECTURE.md for the design and costs.
 
 mod bucket;
+mod checksum;
 mod dirs;
 mod error;
 pub mod fscalls;
@@ -22,6 +23,10 @@ mod put;
 mod temp;
 mod types;
 
+pub use checksum::{
+    bad_digest, check_value, to_base64, ChecksumAlgorithm, ChecksumRequest, ChecksumType, Hasher,
+    LateChecksum, ObjectChecksum,
+};
 pub use error::{ErrorCode, Result, S3Error};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};

@@ -33,7 +33,12 @@ pub(crate) struct StoredMeta {
     pub etag: Option<String>,
     pub content_type: Option<String>,
     pub metadata: BTreeMap<String, String>,
+    pub checksum: Option<crate::ObjectChecksum>,
 }
+
+/// Fields added after format 1 follow the pairs as `tag, length-prefixed
+/// bytes` records; a reader skips tags it does not know.
+const TAG_CHECKSUM: u8 = 1;
 
 impl StoredMeta {
     pub fn from_put(opts: &PutOptions, etag: Option<String>) -> Result<StoredMeta> {
@@ -54,11 +59,15 @@ impl StoredMeta {
             etag,
             content_type: opts.content_type.clone(),
             metadata: opts.metadata.clone(),
+            checksum: None,
         })
     }
 
     pub fn is_empty(&self) -> bool {
-        self.etag.is_none() && self.content_type.is_none() && self.metadata.is_empty()
+        self.etag.is_none()
+            && self.content_type.is_none()
+            && self.metadata.is_empty()
+            && self.checksum.is_none()
     }
 
     /// Length-prefixed fields: version, etag, content type, then pairs.
@@ -70,6 +79,10 @@ impl StoredMeta {
         for (k, v) in &self.metadata {
             put_str(&mut out, k);
             put_str(&mut out, v);
+        }
+        if let Some(c) = &self.checksum {
+            out.push(TAG_CHECKSUM);
+            put_str(&mut out, &c.encode());
         }
         out
     }
@@ -94,10 +107,19 @@ impl StoredMeta {
             let v = r.string()?;
             metadata.insert(k, v);
         }
+        let mut checksum = None;
+        while r.pos < buf.len() {
+            let tag = r.take(1)?[0];
+            let value = r.string()?;
+            if tag == TAG_CHECKSUM {
+                checksum = crate::ObjectChecksum::decode(&value);
+            }
+        }
         Some(StoredMeta {
             etag,
             content_type,
             metadata,
+            checksum,
         })
     }
 
@@ -274,6 +296,7 @@ pub(crate) fn object_info(key: &str, st: &Stat, stored: Option<StoredMeta>) -> O
         etag,
         content_type: stored.content_type,
         metadata: stored.metadata,
+        checksum: stored.checksum,
     }
 }
 
@@ -291,8 +314,15 @@ mod tests {
             etag: Some("\"abc\"".into()),
             content_type: Some("text/plain".into()),
             metadata: BTreeMap::new(),
+            checksum: None,
         };
         m.metadata.insert("k".into(), "välue".into());
+        assert_eq!(StoredMeta::decode(&m.encode()), m);
+        m.checksum = Some(crate::ObjectChecksum {
+            algorithm: crate::ChecksumAlgorithm::Crc64Nvme,
+            kind: crate::ChecksumType::FullObject,
+            value: "AAAAAAAAAAA=".into(),
+        });
         assert_eq!(StoredMeta::decode(&m.encode()), m);
         let empty = StoredMeta::default();
         assert_eq!(StoredMeta::decode(&empty.encode()), empty);

@@ -103,7 +103,16 @@ impl Store {
     ) -> Result<String> {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
-        let stored = StoredMeta::from_put(opts, None)?;
+        let mut stored = StoredMeta::from_put(opts, None)?;
+        if let Some(c) = &opts.checksum {
+            check_multipart_type(c)?;
+            // The algorithm and type the object's checksum will have.
+            stored.checksum = Some(ObjectChecksum {
+                algorithm: c.algorithm,
+                kind: c.kind,
+                value: String::new(),
+            });
+        }
         self.head_bucket(bucket)?;
         let id = new_upload_id();
         let info = encode_info(key, &stored);
@@ -112,6 +121,7 @@ impl Store {
             &upload_key(&id, INFO),
             Source::Body(PutBody::Bytes(&info)),
             StoredMeta::default(),
+            Default::default(),
         )?;
         Ok(id)
     }
@@ -149,15 +159,60 @@ impl Store {
         part_number: u32,
         body: PutBody<'_>,
     ) -> Result<String> {
+        let opts = PutOptions::default();
+        self.upload_part_checked(bucket, key, upload_id, part_number, body, &opts)
+            .map(|(etag, _)| etag)
+    }
+
+    /// [`Store::upload_part`] with the part's checksum: verified against
+    /// `opts.checksum`'s value if one is given, and computed with the
+    /// upload's algorithm (if it has one) in any case; and its Content-MD5
+    /// (`opts.content_md5`). Other options are the upload's, not the
+    /// part's, and are ignored. Returns the ETag and the part's checksum.
+    pub fn upload_part_checked(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        part_number: u32,
+        body: PutBody<'_>,
+        opts: &PutOptions,
+    ) -> Result<(String, Option<ObjectChecksum>)> {
         if !(1..=MAX_PART_NUMBER).contains(&part_number) {
             return Err(s3err!(
                 InvalidArgument,
                 "part number {part_number} is outside 1..={MAX_PART_NUMBER}"
             ));
         }
-        self.upload_info(bucket, key, upload_id)?;
+        let info = self.upload_info(bucket, key, upload_id)?;
+        let upload_alg = info.checksum.as_ref().map(|c| c.algorithm);
+        let computed;
+        let check = match (upload_alg, opts.checksum.as_ref()) {
+            (Some(want), Some(c)) if c.algorithm != want => {
+                return Err(s3err!(
+                    InvalidRequest,
+                    "Checksum Type mismatch occurred, expected checksum Type: {}, actual checksum Type: {}",
+                    want.as_str().to_ascii_lowercase(),
+                    c.algorithm.as_str().to_ascii_lowercase()
+                ))
+            }
+            (Some(want), None) => {
+                computed = ChecksumRequest::new(want);
+                Some(&computed)
+            }
+            (_, c) => c,
+        };
         let part = upload_key(upload_id, &part_file(part_number));
-        let etag = self.write_object(bucket, &part, Source::Body(body), StoredMeta::default())?;
+        let etag = self.write_object(
+            bucket,
+            &part,
+            Source::Body(body),
+            StoredMeta::default(),
+            crate::put::Checks {
+                sum: check,
+                md5: opts.content_md5.as_ref(),
+            },
+        )?;
         // An abort that raced with this part may have removed the upload.
         if self.upload_info(bucket, key, upload_id).is_err() {
             let _ = self.abort_multipart_upload(bucket, key, upload_id);
@@ -166,7 +221,22 @@ impl Store {
                 "upload {upload_id} was aborted while part {part_number} was written"
             ));
         }
-        Ok(etag)
+        let sum = match check {
+            None => None,
+            Some(c) => match c
+                .expected
+                .as_deref()
+                .or(c.late.as_ref().and_then(|l| l.get()))
+            {
+                Some(v) => Some(ObjectChecksum {
+                    algorithm: c.algorithm,
+                    kind: ChecksumType::FullObject,
+                    value: v.trim().to_string(),
+                }),
+                None => self.head_unchecked(bucket, &part)?.checksum,
+            },
+        };
+        Ok((etag, sum))
     }
 
     pub fn complete_multipart_upload(
@@ -176,7 +246,26 @@ impl Store {
         upload_id: &str,
         parts: &[(u32, String)],
     ) -> Result<ObjectInfo> {
+        self.complete_multipart_upload_checked(bucket, key, upload_id, parts, &[], None)
+    }
+
+    /// [`Store::complete_multipart_upload`] with the part checksums the
+    /// client lists (`part_checksums[i]` for `parts[i]`, base64; a missing
+    /// or `None` entry is not checked) and the whole object's checksum if
+    /// the client sent one. The object's checksum is formed as the upload
+    /// was created to: COMPOSITE (the algorithm over the concatenated part
+    /// checksums, `-N`) or FULL_OBJECT (the part CRCs combined).
+    pub fn complete_multipart_upload_checked(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+        part_checksums: &[Option<String>],
+        whole: Option<&ChecksumRequest>,
+    ) -> Result<ObjectInfo> {
         let mut stored = self.upload_info(bucket, key, upload_id)?;
+        let plan = stored.checksum.take();
         if parts.is_empty() {
             return Err(s3err!(
                 InvalidArgument,
@@ -192,6 +281,7 @@ impl Store {
         let have = self.list_parts(bucket, key, upload_id)?;
         let mut files = Vec::with_capacity(parts.len());
         let mut md5_of_md5s = Md5::new();
+        let mut sums = Vec::new();
         for (i, (n, etag)) in parts.iter().enumerate() {
             let Some(p) = have.iter().find(|p| p.part_number == *n) else {
                 return Err(s3err!(
@@ -213,6 +303,30 @@ impl Store {
                     p.size
                 ));
             }
+            let listed = part_checksums.get(i).and_then(|c| c.as_deref());
+            let have_sum = p
+                .checksum
+                .as_ref()
+                .filter(|c| Some(c.algorithm) == plan.as_ref().map(|p| p.algorithm));
+            if let (Some(want), Some(plan)) = (listed, &plan) {
+                if have_sum.is_none_or(|c| c.value != want.trim()) {
+                    return Err(s3err!(
+                        InvalidPart,
+                        "part {n}: the {} checksum {want} does not match the part's",
+                        plan.algorithm.as_str()
+                    ));
+                }
+            }
+            if let Some(plan) = &plan {
+                let raw = have_sum.and_then(|c| c.raw()).ok_or_else(|| {
+                    s3err!(
+                        InvalidPart,
+                        "part {n} has no {} checksum; upload it again",
+                        plan.algorithm.as_str()
+                    )
+                })?;
+                sums.push((raw, p.size));
+            }
             let hex = unquote(&p.etag);
             match decode_hex(hex) {
                 Some(bytes) => md5_of_md5s.update(bytes),
@@ -225,7 +339,45 @@ impl Store {
             &md5_of_md5s.finalize(),
             &format!("-{}", parts.len()),
         ));
-        self.write_object(bucket, key, Source::Files(files), stored)?;
+        if let Some(plan) = plan {
+            let value = match plan.kind {
+                ChecksumType::Composite => {
+                    let raws: Vec<Vec<u8>> = sums.into_iter().map(|(r, _)| r).collect();
+                    crate::checksum::composite(plan.algorithm, &raws)
+                }
+                ChecksumType::FullObject => crate::checksum::combine_full(plan.algorithm, &sums)
+                    .ok_or_else(|| {
+                        s3err!(
+                            InvalidRequest,
+                            "{} cannot form a FULL_OBJECT checksum",
+                            plan.algorithm.as_str()
+                        )
+                    })?,
+            };
+            if let Some(w) = whole {
+                // A composite value may be sent with or without its `-N`.
+                let bare = value.split('-').next().unwrap_or(&value);
+                let ok = w.algorithm == plan.algorithm
+                    && w.expected
+                        .as_deref()
+                        .is_none_or(|e| e.trim() == value || e.trim() == bare);
+                if !ok {
+                    return Err(bad_digest(w.algorithm));
+                }
+            }
+            stored.checksum = Some(ObjectChecksum {
+                algorithm: plan.algorithm,
+                kind: plan.kind,
+                value,
+            });
+        }
+        self.write_object(
+            bucket,
+            key,
+            Source::Files(files),
+            stored,
+            Default::default(),
+        )?;
         self.remove_upload(bucket, upload_id);
         self.head_object(bucket, key)
     }
@@ -285,6 +437,7 @@ impl Store {
                 size: info.size,
                 etag: info.etag,
                 last_modified: info.last_modified,
+                checksum: info.checksum,
             });
         }
         parts.sort_by_key(|p| p.part_number);
@@ -399,6 +552,25 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
         }
     }
     removed
+}
+
+/// AWS's rules for a multipart upload's checksum: SHA algorithms compose
+/// only, CRC64NVME combines only.
+fn check_multipart_type(c: &ChecksumRequest) -> Result<()> {
+    let ok = match c.kind {
+        ChecksumType::FullObject => c.algorithm.is_crc(),
+        ChecksumType::Composite => c.algorithm != ChecksumAlgorithm::Crc64Nvme,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(s3err!(
+            InvalidRequest,
+            "The {} checksum type cannot be used with the {} checksum algorithm.",
+            c.kind.as_str(),
+            c.algorithm.as_str().to_ascii_lowercase()
+        ))
+    }
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {

@@ -463,17 +463,32 @@ impl Store {
                 etag: None,
                 content_type: src.content_type.clone(),
                 metadata: src.metadata.clone(),
+                ..Default::default()
             },
         };
         // Same bytes, same MD5: reuse a stored content hash instead of rehashing.
         if self.config.etag == EtagPolicy::Md5 && !src.etag.contains('-') {
             stored.etag = Some(src.etag.clone());
         }
+        // The checksum goes with the bytes: a whole-object one is kept, a
+        // composite one (of the source's parts) is computed over the copy.
+        let mut check = opts.and_then(|o| o.checksum.clone());
+        match &src.checksum {
+            Some(c) if check.is_none() && c.kind == ChecksumType::FullObject => {
+                stored.checksum = Some(c.clone())
+            }
+            Some(c) if check.is_none() => check = Some(ChecksumRequest::new(c.algorithm)),
+            _ => {}
+        }
         self.write_object(
             dst_bucket,
             dst_key,
             Source::Files(vec![(file, 0, src.size)]),
             stored,
+            crate::put::Checks {
+                sum: check.as_ref(),
+                md5: None,
+            },
         )?;
         self.head_object(dst_bucket, dst_key)
     }

@@ -129,12 +129,12 @@ impl Store {
         }
         let empty = matches!(body, PutBody::Bytes(b) if b.is_empty())
             || matches!(body, PutBody::Stream { len: Some(0), .. });
-        if empty && stored.is_empty() {
+        if empty && stored.is_empty() && opts.checksum.is_none() && opts.content_md5.is_none() {
             if let Some(etag) = self.create_empty(bucket, key)? {
                 return Ok(etag);
             }
         }
-        self.write_object(bucket, key, Source::Body(body), stored)
+        self.write_object(bucket, key, Source::Body(body), stored, Checks::of(opts))
     }
 
     /// An empty object with no metadata is complete the moment it exists, so
@@ -162,13 +162,16 @@ impl Store {
     }
 
     /// Writes a new object from `source` into a temporary, then renames it
-    /// over the key. Returns the ETag.
+    /// over the key. Returns the ETag. With `check`, the checksum is
+    /// computed on the way, compared with the expected value (if any) before
+    /// the rename, and stored.
     pub(crate) fn write_object(
         &self,
         bucket: &str,
         key: &str,
         source: Source<'_>,
         mut stored: StoredMeta,
+        checks: Checks<'_>,
     ) -> Result<String> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
@@ -176,8 +179,12 @@ impl Store {
             let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp)?;
             let fd = temp.fd();
             let result = self
-                .fill(fd, source, &mut stored)
-                .map_err(|e| S3Error::new(e.code, format!("{bucket}/{key}: {}", e.message)))
+                .fill(fd, source, &mut stored, checks)
+                .map_err(|e| match e.code {
+                    // AWS's own wording, unchanged.
+                    ErrorCode::BadDigest => e,
+                    _ => S3Error::new(e.code, format!("{bucket}/{key}: {}", e.message)),
+                })
                 .and_then(|()| self.finish(&dirfd, &temp, tmp, bucket, key, &stored));
             if result.is_err() && matches!(temp, Temp::Named(_)) {
                 let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
@@ -222,29 +229,56 @@ impl Store {
     }
 
     /// Copies the source into the temporary, hashing it under the md5 policy
-    /// unless the caller already knows the ETag.
-    fn fill(&self, fd: &OwnedFd, source: Source<'_>, stored: &mut StoredMeta) -> Result<()> {
-        let mut hasher =
-            (self.config.etag == EtagPolicy::Md5 && stored.etag.is_none()).then(Md5::new);
+    /// unless the caller already knows the ETag, and computing the checksum
+    /// asked for. A checksum that does not match fails here, before the
+    /// temporary can become the object.
+    fn fill(
+        &self,
+        fd: &OwnedFd,
+        source: Source<'_>,
+        stored: &mut StoredMeta,
+        checks: Checks<'_>,
+    ) -> Result<()> {
+        let md5_etag = self.config.etag == EtagPolicy::Md5 && stored.etag.is_none();
+        let mut digests = Digests {
+            md5: (md5_etag || checks.md5.is_some()).then(Md5::new),
+            sum: checks.sum.map(|c| Hasher::new(c.algorithm)),
+        };
         let io_err = |e: io::Error| S3Error::from_io(&e, "writing object data");
         match source {
             Source::Body(PutBody::Bytes(b)) => {
-                if let Some(h) = hasher.as_mut() {
-                    h.update(b);
-                }
+                digests.update(b);
                 write_all(fd, b).map_err(io_err)?;
             }
             Source::Body(PutBody::Stream { reader, len }) => {
-                copy_stream(reader, len, fd, hasher.as_mut())?;
+                copy_stream(reader, len, fd, &mut digests)?;
             }
             Source::Files(parts) => {
                 for (file, offset, len) in parts {
-                    copy_file(&file, offset, len, fd, hasher.as_mut()).map_err(io_err)?;
+                    copy_file(&file, offset, len, fd, &mut digests).map_err(io_err)?;
                 }
             }
         }
-        if let Some(h) = hasher {
-            stored.etag = Some(meta::md5_etag(&h.finalize()));
+        if let Some(h) = digests.md5 {
+            let digest = h.finalize();
+            if checks.md5.is_some_and(|want| want[..] != digest[..]) {
+                return Err(s3err!(
+                    BadDigest,
+                    "The Content-MD5 you specified did not match what we received."
+                ));
+            }
+            if md5_etag {
+                stored.etag = Some(meta::md5_etag(&digest));
+            }
+        }
+        if let (Some(c), Some(h)) = (checks.sum, digests.sum) {
+            let value = h.finish_base64();
+            c.verify(&value)?;
+            stored.checksum = Some(ObjectChecksum {
+                algorithm: c.algorithm,
+                kind: ChecksumType::FullObject,
+                value,
+            });
         }
         Ok(())
     }
@@ -478,6 +512,44 @@ impl Store {
     }
 }
 
+/// What a write verifies: a checksum and the Content-MD5.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Checks<'a> {
+    pub sum: Option<&'a ChecksumRequest>,
+    pub md5: Option<&'a [u8; 16]>,
+}
+
+impl<'a> Checks<'a> {
+    pub fn of(opts: &'a PutOptions) -> Checks<'a> {
+        Checks {
+            sum: opts.checksum.as_ref(),
+            md5: opts.content_md5.as_ref(),
+        }
+    }
+}
+
+/// What is computed over the data while it is written; nothing when a PUT
+/// asks for neither an MD5 ETag nor a checksum.
+struct Digests {
+    md5: Option<Md5>,
+    sum: Option<Hasher>,
+}
+
+impl Digests {
+    fn any(&self) -> bool {
+        self.md5.is_some() || self.sum.is_some()
+    }
+
+    fn update(&mut self, data: &[u8]) {
+        if let Some(h) = self.md5.as_mut() {
+            h.update(data);
+        }
+        if let Some(h) = self.sum.as_mut() {
+            h.update(data);
+        }
+    }
+}
+
 fn write_all(fd: &OwnedFd, mut buf: &[u8]) -> io::Result<()> {
     while !buf.is_empty() {
         match crate::fscalls::write(fd, buf) {
@@ -495,7 +567,7 @@ fn copy_stream(
     reader: &mut dyn Read,
     len: Option<u64>,
     fd: &OwnedFd,
-    mut hasher: Option<&mut Md5>,
+    digests: &mut Digests,
 ) -> Result<()> {
     CHUNK_BUF.with_borrow_mut(|buf| {
         buf.resize(CHUNK, 0);
@@ -517,9 +589,7 @@ fn copy_stream(
                     ))
                 }
             };
-            if let Some(h) = hasher.as_deref_mut() {
-                h.update(&buf[..got]);
-            }
+            digests.update(&buf[..got]);
             write_all(fd, &buf[..got]).map_err(|e| S3Error::from_io(&e, "writing object data"))?;
             total += got as u64;
             if total > MAX_OBJECT_SIZE {
@@ -547,9 +617,9 @@ fn copy_file(
     offset: u64,
     len: u64,
     dst: &OwnedFd,
-    hasher: Option<&mut Md5>,
+    digests: &mut Digests,
 ) -> io::Result<()> {
-    if hasher.is_none() {
+    if !digests.any() {
         let mut off = offset;
         let end = offset + len;
         while off < end {
@@ -561,14 +631,14 @@ fn copy_file(
                 Err(Errno::XDEV | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP)
                     if off == offset =>
                 {
-                    return copy_file_buffered(src, offset, len, dst, None)
+                    return copy_file_buffered(src, offset, len, dst, digests)
                 }
                 Err(e) => return Err(e.into()),
             }
         }
         return Ok(());
     }
-    copy_file_buffered(src, offset, len, dst, hasher)
+    copy_file_buffered(src, offset, len, dst, digests)
 }
 
 fn copy_file_buffered(
@@ -576,7 +646,7 @@ fn copy_file_buffered(
     offset: u64,
     len: u64,
     dst: &OwnedFd,
-    mut hasher: Option<&mut Md5>,
+    digests: &mut Digests,
 ) -> io::Result<()> {
     use std::os::unix::fs::FileExt;
     CHUNK_BUF.with_borrow_mut(|buf| {
@@ -591,9 +661,7 @@ fn copy_file_buffered(
             if n == 0 {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }
-            if let Some(h) = hasher.as_deref_mut() {
-                h.update(&buf[..n]);
-            }
+            digests.update(&buf[..n]);
             write_all(dst, &buf[..n])?;
             done += n as u64;
         }

@@ -24,6 +24,8 @@ pub struct ObjectInfo {
     pub content_type: Option<String>,
     /// `x-amz-meta-*` pairs, names lower-cased and without the prefix.
     pub metadata: BTreeMap<String, String>,
+    /// The checksum stored with the object, if it was written with one.
+    pub checksum: Option<crate::ObjectChecksum>,
 }
 
 /// Options of a PUT beyond the body.
@@ -32,6 +34,12 @@ pub struct ObjectInfo {
 pub struct PutOptions {
     pub content_type: Option<String>,
     pub metadata: BTreeMap<String, String>,
+    /// A checksum to compute, store and (if a value is given) verify before
+    /// the object becomes visible. None costs nothing.
+    pub checksum: Option<crate::ChecksumRequest>,
+    /// The body's MD5 as sent in Content-MD5: compared before the object
+    /// becomes visible (BadDigest otherwise).
+    pub content_md5: Option<[u8; 16]>,
 }
 
 /// The body of a PUT. A slice is written without an intermediate copy; a stream
@@ -125,6 +133,8 @@ pub struct PartInfo {
     pub size: u64,
     pub etag: String,
     pub last_modified: SystemTime,
+    /// The part's checksum, if the upload has a checksum algorithm.
+    pub checksum: Option<crate::ObjectChecksum>,
 }
 
 /// A multipart upload in progress.

@@ -265,14 +265,7 @@ fn run_layer(
         let body = data(size as usize);
         let n = batch_for(p.batch, size);
         let keys: Vec<String> = (0..n).map(|i| format!("obj/{slot}-{rep}-{i}")).collect();
-        for op in [
-            Op::PutNew,
-            Op::PutOverwrite,
-            Op::Get,
-            Op::GetRange,
-            Op::Head,
-            Op::Delete,
-        ] {
+        for op in Op::SIZED {
             if op == Op::GetRange && size == 0 {
                 continue; // no byte to ask for
             }

@@ -40,6 +40,18 @@ impl Op {
         Op::Multipart,
     ];
 
+    /// The ops whose cost depends on the object size, run once per size.
+    pub const SIZED: [Op; 6] = [
+        Op::PutNew,
+        Op::PutOverwrite,
+        Op::Get,
+        Op::GetRange,
+        Op::Head,
+        Op::Delete,
+    ];
+    /// The others, run once per repetition.
+    pub const UNSIZED: [Op; 3] = [Op::HeadMissing, Op::List, Op::Multipart];
+
     pub fn name(self) -> &'static str {
         match self {
             Op::PutNew => "put-new",
@@ -54,13 +66,9 @@ impl Op {
         }
     }
 
-    /// Whether the op's cost depends on the object size (the others run
-    /// once per repetition, not once per size).
+    /// Whether the op is one of [`Op::SIZED`].
     pub fn sized(self) -> bool {
-        matches!(
-            self,
-            Op::PutNew | Op::PutOverwrite | Op::Get | Op::GetRange | Op::Head | Op::Delete
-        )
+        Op::SIZED.contains(&self)
     }
 
     /// S3 requests the op makes: create, 3 parts and complete for multipart.

@@ -6,15 +6,8 @@ use super::{Explained, Op};
 use s3hpc_store::fscalls::Kind;
 use std::io::Write;
 
-const SIZED: [Op; 6] = [
-    Op::PutNew,
-    Op::PutOverwrite,
-    Op::Get,
-    Op::GetRange,
-    Op::Head,
-    Op::Delete,
-];
-const UNSIZED: [Op; 3] = [Op::HeadMissing, Op::List, Op::Multipart];
+const SIZED: [Op; 6] = Op::SIZED;
+const UNSIZED: [Op; 3] = Op::UNSIZED;
 
 fn size_label(size: u64) -> String {
     match size {

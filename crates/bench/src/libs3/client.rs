@@ -371,6 +371,7 @@ impl S3Client for Libs3Client {
                 etag: quoted(etag),
                 content_type: None,
                 metadata: Default::default(),
+                checksum: None,
             })
             .collect();
         // The v1 marker to continue from: libs3's nextMarker, else (S3
@@ -587,6 +588,7 @@ impl S3Client for Libs3Client {
                         size,
                         etag: quoted(etag),
                         last_modified: system_time(mtime),
+                        checksum: None,
                     }),
             );
             match (call.truncated, call.next) {

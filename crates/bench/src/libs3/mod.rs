@@ -262,6 +262,7 @@ fn info(key: &str, call: &mut Call, size: u64) -> ObjectInfo {
         etag: p.e_tag,
         content_type: p.content_type,
         metadata: p.metadata,
+        checksum: None,
     }
 }
 

@@ -132,6 +132,15 @@ fn with_put_options<'a>(mut call: Call<'a>, opts: &'a PutOptions) -> Call<'a> {
     for (k, v) in &opts.metadata {
         call = call.header(format!("x-amz-meta-{k}"), v.clone());
     }
+    if let Some(c) = &opts.checksum {
+        call = match &c.expected {
+            Some(v) => call.header(c.algorithm.header_name(), v.clone()),
+            None => call.header("x-amz-sdk-checksum-algorithm", c.algorithm.as_str()),
+        };
+    }
+    if let Some(m) = &opts.content_md5 {
+        call = call.header("content-md5", s3hpc_store::to_base64(m));
+    }
     call
 }
 
@@ -274,6 +283,7 @@ impl S3Client for HttpClient {
                     etag: xml::text(c, "ETag").unwrap_or_default(),
                     content_type: None,
                     metadata: Default::default(),
+                    checksum: None,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -386,6 +396,7 @@ impl S3Client for HttpClient {
                         .unwrap_or(0),
                     etag: xml::text(p, "ETag").unwrap_or_default(),
                     last_modified: parse_time(&xml::text(p, "LastModified").unwrap_or_default())?,
+                    checksum: None,
                 });
             }
             marker = xml::text(&doc, "NextPartNumberMarker");

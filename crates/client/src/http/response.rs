@@ -71,6 +71,7 @@ pub fn object_info(key: &str, resp: &Response<ureq::Body>) -> Result<ObjectInfo>
         etag: etag(resp)?,
         content_type: header(resp, "content-type").map(str::to_string),
         metadata,
+        checksum: None,
     })
 }
 

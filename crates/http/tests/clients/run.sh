@@ -7,6 +7,8 @@
 # `real clients: N passed, N failed, 0 skipped` line; exits 1 on a failure.
 #
 # Usage: run.sh PATH/TO/s3hpc   (scripts/test installs the clients first)
+# S3HPC_PYTHON: the Python whose boto3 to use (scripts/test makes a
+# virtualenv with the latest from PyPI); without it, /usr/bin/python3.
 set -uo pipefail
 bin=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,14 +69,24 @@ check "aws unknown key is InvalidAccessKeyId" bash -c "$(declare -f aws_); ep=$e
     ! S3HPC_ACCESS_KEY=nobody aws_ s3 ls 2>$work/err; grep -q InvalidAccessKeyId $work/err"
 check "aws rm/rb" bash -c "$(declare -f aws_); ep=$ep; aws_ s3 rm --recursive s3://awsb >/dev/null && aws_ s3 rb s3://awsb && ! aws_ s3 ls | grep -q awsb"
 
-# ---- boto3 (Debian's python3-boto3)
+# ---- boto3 (the latest from PyPI when S3HPC_PYTHON names scripts/test's virtualenv)
+py=("${S3HPC_PYTHON:-/usr/bin/python3}")
+relay() { # counts the PASS/FAIL lines of a Python check script
+    while read -r line; do
+        case $line in
+            PASS*) passed=$((passed + 1)); echo "$line" ;;
+            FAIL*) failed=$((failed + 1)); echo "$line" ;;
+            *) echo "    $line" ;;
+        esac
+    done
+}
 while read -r line; do
     case $line in
         PASS*) passed=$((passed + 1)); echo "$line" ;;
         FAIL*) failed=$((failed + 1)); echo "$line" ;;
         *) echo "    $line" ;;
     esac
-done < <(timeout 600 /usr/bin/python3 "$here/boto3_checks.py" "$ep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" "$work" 2>&1)
+done < <(timeout 600 "${py[@]}" "$here/boto3_checks.py" "$ep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" "$work" 2>&1)
 
 # ---- s3cmd (SigV4, path style)
 cat >"$work/s3cfg" <<CFG
@@ -112,6 +124,9 @@ check "1 MiB header is rejected and the server lives on" bash -c "
 # An anonymous server for paths no signing client would send.
 aport=$(free_port); start "$work/anon" "$aport" --anonymous --virtual-host s3.localhost
 aep="http://127.0.0.1:$aport"
+# Checksums and aws-chunked bodies (header and trailer, signed and
+# anonymous), multipart COMPOSITE/FULL_OBJECT, GetObjectAttributes.
+relay < <(timeout 600 "${py[@]}" "$here/checksum_checks.py" "$ep" "$aep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" 2>&1)
 curl -sf -X PUT "$aep/anonb" >/dev/null
 check "virtual-host-style addressing" bash -c "
     curl -sf -X PUT --data vh -H 'Host: anonb.s3.localhost:$aport' $aep/vhost-key >/dev/null &&

@@ -88,6 +88,7 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::InvalidRange => S3Status::ErrorInvalidRange,
         C::MetadataTooLarge => S3Status::ErrorMetadataTooLarge,
         C::BadDigest => S3Status::ErrorBadDigest,
+        C::InvalidRequest => S3Status::ErrorInvalidArgument,
         C::IncompleteBody => S3Status::ErrorIncompleteBody,
         C::PreconditionFailed => S3Status::ErrorPreconditionFailed,
         C::NotImplemented => S3Status::ErrorNotImplemented,
