@@ -40,6 +40,16 @@ use std::path::{Path, PathBuf};
 const EXT4_SUPER_MAGIC: i64 = 0xEF53;
 /// `f_type` of tmpfs.
 const TMPFS_MAGIC: i64 = 0x0102_1994;
+/// File systems with `renameat2(RENAME_EXCHANGE)`: ext4, tmpfs, XFS, Btrfs,
+/// F2FS, bcachefs.
+const EXCHANGE_FS: [i64; 6] = [
+    EXT4_SUPER_MAGIC,
+    TMPFS_MAGIC,
+    0x5846_5342,
+    0x9123_683E,
+    0xF2F5_2010,
+    0xCA45_1A4E,
+];
 
 /// The engine over one data root. Cheap to share (`Arc<Store>`); all methods
 /// take `&self` and are safe to call from many threads and many processes
@@ -57,6 +67,9 @@ pub struct Store {
     unnamed_temps: std::sync::atomic::AtomicBool,
     /// tmpfs: a directory's `st_size` counts its entries (see `may_be_empty`).
     dir_size_counts_entries: bool,
+    /// The file system has `RENAME_EXCHANGE`, so a plain object moves into a
+    /// directory of its name without a moment where it is missing (`nested`).
+    nesting_is_atomic: bool,
 }
 
 impl Store {
@@ -88,6 +101,7 @@ impl Store {
             exchange_on_replace: std::sync::atomic::AtomicBool::new(fs_type == EXT4_SUPER_MAGIC),
             unnamed_temps: std::sync::atomic::AtomicBool::new(true),
             dir_size_counts_entries: fs_type == TMPFS_MAGIC,
+            nesting_is_atomic: EXCHANGE_FS.contains(&fs_type),
         })
     }
 

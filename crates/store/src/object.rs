@@ -239,17 +239,20 @@ impl Store {
     fn open_unchecked(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
-        let fd = self
-            .in_dir(&rel, |d| {
-                Ok(openat(
-                    d,
-                    kp.name,
-                    // NONBLOCK: opening a FIFO planted in the tree must not hang.
-                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )?)
-            })
-            .map_err(|e| self.missing(bucket, key, e))?;
+        let open = |d: BorrowedFd<'_>| {
+            Ok(openat(
+                d,
+                kp.name,
+                // NONBLOCK: opening a FIFO planted in the tree must not hang.
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?)
+        };
+        let fd = match self.in_dir(&rel, open) {
+            Err(e) if self.in_nesting_window(&e, kp.name) => self.in_dir(&rel, open),
+            other => other,
+        }
+        .map_err(|e| self.missing(bucket, key, e))?;
         let mut st = fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), key))?;
         let mut fd = fd;
         if FileType::from_raw_mode(st.st_mode) == FileType::Directory && kp.name != DIR_ENTRY {
@@ -322,9 +325,11 @@ impl Store {
     pub(crate) fn head_unchecked(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
-        let (mut st, mut stored) = self
-            .stat_in(&rel, kp.name)
-            .map_err(|e| self.missing(bucket, key, e))?;
+        let (mut st, mut stored) = match self.stat_in(&rel, kp.name) {
+            Err(e) if self.in_nesting_window(&e, kp.name) => self.stat_in(&rel, kp.name),
+            other => other,
+        }
+        .map_err(|e| self.missing(bucket, key, e))?;
         if FileType::from_raw_mode(st.st_mode) == FileType::Directory && kp.name != DIR_ENTRY {
             // The key is also a prefix: its object is the self-entry.
             (st, stored) = self
@@ -335,6 +340,20 @@ impl Store {
             return Err(s3err!(NoSuchKey, "no object {key:?} in bucket {bucket:?}"));
         }
         Ok(meta::object_info(key, &st, stored))
+    }
+
+    /// Whether a lookup of `name` that found nothing may have hit the window
+    /// of a move into a directory of its name on a file system without
+    /// `RENAME_EXCHANGE` (see `nested`); then it is worth one more look,
+    /// after letting the mover run. Never on the file systems that have it,
+    /// so there a miss costs what it always did.
+    fn in_nesting_window(&self, e: &io::Error, name: &str) -> bool {
+        let window =
+            !self.nesting_is_atomic && e.kind() == io::ErrorKind::NotFound && name != DIR_ENTRY;
+        if window {
+            std::thread::yield_now();
+        }
+        window
     }
 
     /// The stat of entry `name` of directory `rel`, with its stored metadata

@@ -473,24 +473,78 @@ fn readers_never_miss_an_object_being_nested() {
     }
 }
 
-/// Two writers putting below the same plain object at once: both keys and
-/// the object survive.
+/// Writers putting below the same plain object at once: every key and the
+/// object survive; a writer replacing the object meanwhile is never undone;
+/// nothing hidden is left over.
 #[test]
 fn concurrent_nesting_of_one_object() {
+    nesting_races(false);
+}
+
+/// The same with a PUT of the object racing the nesting. On ext4 a PUT over
+/// an existing name swaps with it (rename-exchange, see `put.rs`) and, when
+/// the name is a directory, swaps back; a nesting in between can leave
+/// the other key in a hidden directory and fail the PUT (ARCHITECTURE.md,
+/// "Mapping"). Other file systems do not swap, and pass.
+#[test]
+#[ignore = "known race on ext4: PUT of a directory key vs. a concurrent nesting of it"]
+fn concurrent_nesting_and_overwrite_ext4() {
+    nesting_races(true);
+}
+
+#[test]
+fn concurrent_nesting_and_overwrite() {
+    let st = fs_type_of(&test_dir());
+    if st == 0xEF53 {
+        eprintln!("skipped on ext4: see concurrent_nesting_and_overwrite_ext4");
+        return;
+    }
+    nesting_races(true);
+}
+
+fn fs_type_of(dir: &tempfile::TempDir) -> i64 {
+    let out = std::process::Command::new("stat")
+        .args(["-f", "-c", "%t"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    i64::from_str_radix(String::from_utf8_lossy(&out.stdout).trim(), 16).unwrap_or(0)
+}
+
+fn nesting_races(with_overwrite: bool) {
     for round in 0..50 {
         let env = Arc::new(Env::new());
         env.put("o", b"obj");
-        let ts: Vec<_> = (0..2)
+        let overwrite = with_overwrite && round % 2 == 1;
+        let ts: Vec<_> = (0..3)
             .map(|t| {
                 let env = env.clone();
-                std::thread::spawn(move || env.put(&format!("o/{t}"), b"x"))
+                std::thread::spawn(move || {
+                    if t == 2 && overwrite {
+                        env.put("o", b"new");
+                    } else {
+                        env.put(&format!("o/{t}"), b"x");
+                    }
+                })
             })
             .collect();
         for t in ts {
             t.join().unwrap();
         }
-        assert_eq!(env.get("o"), b"obj", "round {round}");
-        assert_eq!(env.keys(), ["o", "o/0", "o/1"], "round {round}");
+        let got = env.get("o");
+        if overwrite {
+            // The overwrite came after "obj": it is never lost.
+            assert_eq!(got, b"new", "round {round}");
+            assert_eq!(env.keys(), ["o", "o/0", "o/1"], "round {round}");
+        } else {
+            assert_eq!(got, b"obj", "round {round}");
+            assert_eq!(env.keys(), ["o", "o/0", "o/1", "o/2"], "round {round}");
+        }
+        let stray: Vec<String> = walk(&env.root().join(BUCKET))
+            .into_iter()
+            .filter(|p| p.contains(".s3hpc-tmp"))
+            .collect();
+        assert!(stray.is_empty(), "round {round}: {stray:?}");
     }
 }
 
