@@ -136,6 +136,15 @@ impl Store {
             }
         };
         let exchanged = if linked {
+            // Another writer may have nested it since: then there is nothing
+            // to do, and exchanging would hide that directory for a moment.
+            match statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(now) if FileType::from_raw_mode(now.st_mode) != FileType::RegularFile => {
+                    cleanup(&tmp);
+                    return Ok(());
+                }
+                _ => {}
+            }
             renameat_with(parent, tmp.as_str(), parent, name, RenameFlags::EXCHANGE)
         } else {
             Err(Errno::INVAL)
