@@ -368,29 +368,35 @@ impl Store {
                         self.dirs.forget(&sub_rel);
                         continue;
                     }
-                    if !named {
-                        let Temp::Unnamed(fd) = temp else {
-                            unreachable!()
-                        };
-                        self.temps.next(tmp);
-                        if let Err(e) = link_fd(fd, dirfd.as_fd(), tmp) {
-                            break Err(S3Error::from_io(&e.into(), &format!("{bucket}/{key}")));
-                        }
-                        named = true;
-                    }
                     // Removed or replaced meanwhile: try the plain name again.
                     let Ok(sub) = self.dirs.get(self.root_fd.as_fd(), &sub_rel) else {
                         continue;
                     };
-                    match renameat(&dirfd, tmp.as_str(), &sub, SELF_ENTRY) {
-                        Ok(()) => break Ok(sub),
+                    // Published from the open file, not by the name `tmp`:
+                    // on ext4 `install` swapped with the directory and back,
+                    // and a nesting in between leaves a directory there.
+                    match self.publish_self(temp.fd(), &sub) {
+                        Ok(()) => {}
                         Err(Errno::NOENT) if DirCache::is_dead(&sub) => {
                             self.dirs.forget(&sub_rel);
+                            continue;
                         }
                         Err(e) => {
                             break Err(S3Error::from_io(&e.into(), &format!("{bucket}/{key}")))
                         }
                     }
+                    if named {
+                        named = false;
+                        if let Err(Errno::ISDIR) = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty())
+                        {
+                            merge_displaced(&dirfd, tmp, &sub);
+                        }
+                        if let Temp::Named(_) = temp {
+                            // Nothing left for `write_object` to remove.
+                            tmp.clear();
+                        }
+                    }
+                    break Ok(sub);
                 }
                 Err(e) => break Err(S3Error::from_io(&e.into(), &format!("{bucket}/{key}"))),
             }
@@ -400,6 +406,16 @@ impl Store {
             let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
         }
         result
+    }
+
+    /// Makes the finished file `fd` the self-entry of directory `sub`.
+    fn publish_self(&self, fd: &OwnedFd, sub: &OwnedFd) -> rustix::io::Result<()> {
+        let mut t = String::new();
+        self.temps.next(&mut t);
+        link_fd(fd, sub.as_fd(), &t)?;
+        renameat(sub, t.as_str(), sub, SELF_ENTRY).inspect_err(|_| {
+            let _ = unlinkat(sub, t.as_str(), AtFlags::empty());
+        })
     }
 
     /// Links a finished unnamed temporary in as the key. A new key takes
@@ -548,6 +564,34 @@ impl Digests {
             h.update(data);
         }
     }
+}
+
+/// Moves what was written into directory `tmp` of `dirfd` (a directory
+/// that `Store::install`'s swap back displaced, see `place`) into `sub`,
+/// where it belongs, and removes it. Its self-entry is the version the
+/// caller has just replaced; the engine's own entries stay (the sweep
+/// removes them with the directory).
+fn merge_displaced(dirfd: &OwnedFd, tmp: &str, sub: &OwnedFd) {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(d) = openat(dirfd, tmp, flags, Mode::empty()) else {
+        return;
+    };
+    let Ok(entries) = crate::fscalls::read_dir(&d) else {
+        return;
+    };
+    let names: Vec<std::ffi::CString> = entries
+        .flatten()
+        .map(|e| e.file_name().to_owned())
+        .filter(|n| n.as_bytes() != b"." && n.as_bytes() != b"..")
+        .collect();
+    for n in names {
+        if n.as_bytes() == SELF_ENTRY.as_bytes() {
+            let _ = unlinkat(&d, n.as_c_str(), AtFlags::empty());
+        } else if !crate::names::is_reserved(n.as_bytes()) {
+            let _ = renameat_with(&d, n.as_c_str(), sub, n.as_c_str(), RenameFlags::NOREPLACE);
+        }
+    }
+    let _ = unlinkat(dirfd, tmp, AtFlags::REMOVEDIR);
 }
 
 fn write_all(fd: &OwnedFd, mut buf: &[u8]) -> io::Result<()> {
