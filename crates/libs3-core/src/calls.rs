@@ -244,6 +244,7 @@ pub(crate) fn written(size: u64, etag: String) -> ObjectInfo {
         etag,
         content_type: None,
         metadata: Default::default(),
+        tag_count: 0,
     }
 }
 

@@ -77,7 +77,10 @@ fn raw_connect(gw: &TestGateway) -> UnixStream {
     let path = gw.address.strip_prefix("unix:").unwrap();
     let mut s = UnixStream::connect(path).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    assert_eq!(&handshake(&mut s, 1)[12..16], &[0, 0, 0, 0]);
+    assert_eq!(
+        &handshake(&mut s, s3hpc_rpc::message::VERSION)[12..16],
+        &[0, 0, 0, 0]
+    );
     s
 }
 
@@ -489,7 +492,10 @@ fn bodies_through_the_shared_buffer_and_hostile_buffers() {
 fn raw_connect_path(path: &str) -> UnixStream {
     let mut s = UnixStream::connect(path).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    assert_eq!(&handshake(&mut s, 1)[12..16], &[0, 0, 0, 0]);
+    assert_eq!(
+        &handshake(&mut s, s3hpc_rpc::message::VERSION)[12..16],
+        &[0, 0, 0, 0]
+    );
     s
 }
 

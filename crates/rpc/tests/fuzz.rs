@@ -8,7 +8,7 @@
 mod common;
 
 use common::{Socket, TestGateway};
-use s3hpc_client::{ByteRange, ListRequest, PutOptions, S3Client};
+use s3hpc_client::{ByteRange, ListRequest, PutOptions, S3Client, WriteCondition};
 use s3hpc_rpc::body::decode_error;
 use s3hpc_rpc::frame::{Header, Kind, HEADER_LEN};
 use s3hpc_rpc::message::{Request, Response};
@@ -45,6 +45,8 @@ fn seeds() -> Vec<Vec<u8>> {
     let opts = PutOptions {
         content_type: Some("text/plain".into()),
         metadata: BTreeMap::from([("a".into(), "b".into())]),
+        tags: BTreeMap::from([("t".into(), "v".into())]),
+        condition: WriteCondition::IfNoneMatch,
     };
     let list = ListRequest {
         prefix: "p/".into(),
@@ -95,6 +97,7 @@ fn seeds() -> Vec<Vec<u8>> {
             dst_bucket: b(),
             dst_key: "../x".into(),
             opts: Some(Cow::Borrowed(&opts)),
+            condition: WriteCondition::IfMatch("\"e\"".into()),
         },
         Request::CreateMultipartUpload {
             bucket: b(),
@@ -113,6 +116,7 @@ fn seeds() -> Vec<Vec<u8>> {
             key: k(),
             upload_id: u(),
             parts: Cow::Borrowed(&parts),
+            condition: WriteCondition::IfNoneMatch,
         },
         Request::AbortMultipartUpload {
             bucket: b(),
@@ -127,6 +131,19 @@ fn seeds() -> Vec<Vec<u8>> {
         Request::ListMultipartUploads {
             bucket: b(),
             prefix: "".into(),
+        },
+        Request::GetObjectTagging {
+            bucket: b(),
+            key: k(),
+        },
+        Request::PutObjectTagging {
+            bucket: b(),
+            key: k(),
+            tags: Cow::Borrowed(&opts.tags),
+        },
+        Request::DeleteObjectTagging {
+            bucket: b(),
+            key: k(),
         },
     ];
     reqs.iter()

@@ -32,6 +32,41 @@ pub(crate) struct StoredMeta {
     pub etag: Option<String>,
     pub content_type: Option<String>,
     pub metadata: BTreeMap<String, String>,
+    /// Object tags. Encoded after the metadata pairs only when there are
+    /// any, so attributes written before tags existed decode unchanged.
+    pub tags: BTreeMap<String, String>,
+}
+
+/// S3's limits on object tags.
+pub const MAX_TAGS: usize = 10;
+const MAX_TAG_KEY: usize = 128;
+const MAX_TAG_VALUE: usize = 256;
+
+/// Checks a tag set against S3's limits (count, key and value lengths in
+/// characters, no empty key).
+pub fn validate_tags(tags: &BTreeMap<String, String>) -> Result<()> {
+    if tags.len() > MAX_TAGS {
+        return Err(s3err!(
+            InvalidTag,
+            "{} tags given; an object can have at most {MAX_TAGS}",
+            tags.len()
+        ));
+    }
+    for (k, v) in tags {
+        if k.is_empty() || k.chars().count() > MAX_TAG_KEY {
+            return Err(s3err!(
+                InvalidTag,
+                "tag key {k:?} must be 1 to {MAX_TAG_KEY} characters"
+            ));
+        }
+        if v.chars().count() > MAX_TAG_VALUE {
+            return Err(s3err!(
+                InvalidTag,
+                "the value of tag {k:?} is longer than {MAX_TAG_VALUE} characters"
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl StoredMeta {
@@ -49,15 +84,20 @@ impl StoredMeta {
                 "content type is longer than 1024 bytes"
             ));
         }
+        validate_tags(&opts.tags)?;
         Ok(StoredMeta {
             etag,
             content_type: opts.content_type.clone(),
             metadata: opts.metadata.clone(),
+            tags: opts.tags.clone(),
         })
     }
 
     pub fn is_empty(&self) -> bool {
-        self.etag.is_none() && self.content_type.is_none() && self.metadata.is_empty()
+        self.etag.is_none()
+            && self.content_type.is_none()
+            && self.metadata.is_empty()
+            && self.tags.is_empty()
     }
 
     /// Length-prefixed fields: version, etag, content type, then pairs.
@@ -69,6 +109,13 @@ impl StoredMeta {
         for (k, v) in &self.metadata {
             put_str(&mut out, k);
             put_str(&mut out, v);
+        }
+        if !self.tags.is_empty() {
+            out.extend_from_slice(&(self.tags.len() as u16).to_le_bytes());
+            for (k, v) in &self.tags {
+                put_str(&mut out, k);
+                put_str(&mut out, v);
+            }
         }
         out
     }
@@ -93,10 +140,20 @@ impl StoredMeta {
             let v = r.string()?;
             metadata.insert(k, v);
         }
+        let mut tags = BTreeMap::new();
+        if r.pos < r.buf.len() {
+            let n = u16::from_le_bytes(r.take(2)?.try_into().ok()?);
+            for _ in 0..n {
+                let k = r.string()?;
+                let v = r.string()?;
+                tags.insert(k, v);
+            }
+        }
         Some(StoredMeta {
             etag,
             content_type,
             metadata,
+            tags,
         })
     }
 
@@ -269,6 +326,7 @@ pub(crate) fn object_info(key: &str, st: &Stat, stored: Option<StoredMeta>) -> O
         etag,
         content_type: stored.content_type,
         metadata: stored.metadata,
+        tag_count: stored.tags.len() as u16,
     }
 }
 
@@ -285,9 +343,11 @@ mod tests {
         let mut m = StoredMeta {
             etag: Some("\"abc\"".into()),
             content_type: Some("text/plain".into()),
-            metadata: BTreeMap::new(),
+            ..Default::default()
         };
         m.metadata.insert("k".into(), "välue".into());
+        assert_eq!(StoredMeta::decode(&m.encode()), m);
+        m.tags.insert("project".into(), "x".into());
         assert_eq!(StoredMeta::decode(&m.encode()), m);
         let empty = StoredMeta::default();
         assert_eq!(StoredMeta::decode(&empty.encode()), empty);

@@ -102,6 +102,13 @@ impl Store {
     ) -> Result<String> {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
+        if !opts.condition.is_always() {
+            return Err(s3err!(
+                InvalidArgument,
+                "CreateMultipartUpload takes no If-Match / If-None-Match; send the condition \
+                 with CompleteMultipartUpload, where S3 checks it"
+            ));
+        }
         let stored = StoredMeta::from_put(opts, None)?;
         self.head_bucket(bucket)?;
         let id = new_upload_id();
@@ -175,6 +182,20 @@ impl Store {
         upload_id: &str,
         parts: &[(u32, String)],
     ) -> Result<ObjectInfo> {
+        self.complete_multipart_upload_if(bucket, key, upload_id, parts, &WriteCondition::Always)
+    }
+
+    /// CompleteMultipartUpload that makes the object only if `cond` holds;
+    /// when it does not (412), the upload stays as it was, to be completed
+    /// again or aborted.
+    pub fn complete_multipart_upload_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
         let mut stored = self.upload_info(bucket, key, upload_id)?;
         if parts.is_empty() {
             return Err(s3err!(
@@ -224,7 +245,7 @@ impl Store {
             &md5_of_md5s.finalize(),
             &format!("-{}", parts.len()),
         ));
-        self.write_object(bucket, key, Source::Files(files), stored)?;
+        self.write_object_if(bucket, key, Source::Files(files), stored, cond)?;
         self.remove_upload(bucket, upload_id);
         self.head_object(bucket, key)
     }

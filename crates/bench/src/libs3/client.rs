@@ -371,6 +371,7 @@ impl S3Client for Libs3Client {
                 etag: quoted(etag),
                 content_type: None,
                 metadata: Default::default(),
+                tag_count: 0,
             })
             .collect();
         // The v1 marker to continue from: libs3's nextMarker, else (S3

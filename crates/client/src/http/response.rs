@@ -71,6 +71,9 @@ pub fn object_info(key: &str, resp: &Response<ureq::Body>) -> Result<ObjectInfo>
         etag: etag(resp)?,
         content_type: header(resp, "content-type").map(str::to_string),
         metadata,
+        tag_count: header(resp, "x-amz-tagging-count")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
     })
 }
 

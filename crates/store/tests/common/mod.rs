@@ -348,5 +348,6 @@ pub fn opts(content_type: Option<&str>, meta: &[(&str, &str)]) -> PutOptions {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        ..Default::default()
     }
 }
