@@ -999,6 +999,43 @@ impl S3 for Engine {
         }
         Ok(S3Response::new(PutBucketOwnershipControlsOutput {}))
     }
+
+    async fn get_bucket_policy(
+        &self,
+        req: S3Request<GetBucketPolicyInput>,
+    ) -> S3Result<S3Response<GetBucketPolicyOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(s3_error!(
+            NoSuchBucketPolicy,
+            "bucket {:?} has no policy: s3hpc does not model bucket policies (access is \
+             decided by the server's credentials)",
+            req.input.bucket
+        ))
+    }
+
+    async fn put_bucket_policy(
+        &self,
+        req: S3Request<PutBucketPolicyInput>,
+    ) -> S3Result<S3Response<PutBucketPolicyOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(s3_error!(
+            NotImplemented,
+            "bucket policies are not supported: s3hpc does not model them; access is decided \
+             by the server's credentials and the file system's permissions"
+        ))
+    }
+
+    async fn delete_bucket_policy(
+        &self,
+        req: S3Request<DeleteBucketPolicyInput>,
+    ) -> S3Result<S3Response<DeleteBucketPolicyOutput>> {
+        // There is never a policy to delete: success, as S3 answers then.
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketPolicyOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
 }
 
 fn copy_source(source: CopySource) -> S3Result<(Box<str>, Box<str>)> {
