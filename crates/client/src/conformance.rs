@@ -102,6 +102,10 @@ pub const CHECKS: &[(&str, Check)] = &[
     ),
     ("conditional_races", conditional_races),
     ("object_tagging", object_tagging),
+    (
+        "error_messages_reach_the_caller",
+        error_messages_reach_the_caller,
+    ),
 ];
 
 /// Runs every check (or those named in `S3HPC_CONFORMANCE`), each against a
@@ -1856,4 +1860,24 @@ fn object_tagging(c: &dyn S3Client, b: &str) {
         ErrorCode::NoSuchKey,
         "GET tagging of a missing key",
     );
+}
+
+/// The engine's message, not just the code, reaches the caller: for GET
+/// and for HEAD (whose HTTP answer has no body) of a missing key, and for
+/// a failed write condition.
+fn error_messages_reach_the_caller(c: &dyn S3Client, b: &str) {
+    let msg = |r: Result<()>, what: &str| match r {
+        Ok(()) => panic!("{what}: succeeded, expected an error"),
+        Err(e) => e.message,
+    };
+    let m = msg(c.get_object(b, "gone", None).map(drop), "GET missing");
+    assert!(m.contains("no object"), "GET missing key: message {m:?}");
+    let m = msg(c.head_object(b, "gone").map(drop), "HEAD missing");
+    assert!(m.contains("no object"), "HEAD missing key: message {m:?}");
+    put(c, b, "there", b"x");
+    let r = cond_put(c, b, "there", b"y", WriteCondition::IfNoneMatch);
+    if !refused(c, &r) {
+        let m = msg(r.map(drop), "PUT If-None-Match");
+        assert!(m.contains("If-None-Match"), "412: message {m:?}");
+    }
 }

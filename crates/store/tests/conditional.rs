@@ -335,3 +335,30 @@ fn races_on_a_minimal_file_system() {
     race_threads(&env, false);
     race_threads(&env, true);
 }
+
+/// The calls of one PUT of each kind, between marker lookups, for
+/// `strace -f -e trace=%file,%desc` (see ARCHITECTURE.md, "Conditional
+/// writes": an unconditional PUT makes no call it did not make before).
+#[test]
+#[ignore = "run under strace by hand"]
+fn syscalls_of_one_put_of_each_kind() {
+    let env = Env::new();
+    let s = &env.store;
+    let mark = |m: &str| {
+        let _ = std::fs::metadata(format!("/MARK-{m}"));
+    };
+    env.put("warm/up", b"x");
+    mark("plain-new");
+    env.put("k/new", b"data");
+    mark("plain-overwrite");
+    env.put("k/new", b"data2");
+    mark("if-none-match-new");
+    cond_put(s, "k/inm", b"data", WriteCondition::IfNoneMatch).unwrap();
+    mark("if-none-match-exists");
+    let _ = cond_put(s, "k/inm", b"data", WriteCondition::IfNoneMatch);
+    mark("if-match");
+    let e = s.head_object(BUCKET, "k/inm").unwrap().etag;
+    mark("if-match-put");
+    cond_put(s, "k/inm", b"data3", WriteCondition::IfMatch(e)).unwrap();
+    mark("end");
+}
