@@ -1036,6 +1036,222 @@ impl S3 for Engine {
             hyper::StatusCode::NO_CONTENT,
         ))
     }
+
+    // Bucket configurations s3hpc has none of: the Get calls tools make
+    // when reading a bucket (Terraform's provider, the console, s3-tests)
+    // answer exactly as AWS does for a bucket without that configuration,
+    // and the Deletes succeed, as there is nothing to delete.
+
+    async fn get_bucket_cors(
+        &self,
+        req: S3Request<GetBucketCorsInput>,
+    ) -> S3Result<S3Response<GetBucketCorsOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchCORSConfiguration",
+            &req.input.bucket,
+            "CORS configuration",
+        ))
+    }
+
+    async fn get_bucket_lifecycle_configuration(
+        &self,
+        req: S3Request<GetBucketLifecycleConfigurationInput>,
+    ) -> S3Result<S3Response<GetBucketLifecycleConfigurationOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchLifecycleConfiguration",
+            &req.input.bucket,
+            "lifecycle configuration",
+        ))
+    }
+
+    async fn get_bucket_tagging(
+        &self,
+        req: S3Request<GetBucketTaggingInput>,
+    ) -> S3Result<S3Response<GetBucketTaggingOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured("NoSuchTagSet", &req.input.bucket, "tag set"))
+    }
+
+    async fn get_bucket_encryption(
+        &self,
+        req: S3Request<GetBucketEncryptionInput>,
+    ) -> S3Result<S3Response<GetBucketEncryptionOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "ServerSideEncryptionConfigurationNotFoundError",
+            &req.input.bucket,
+            "server-side encryption configuration",
+        ))
+    }
+
+    async fn get_bucket_website(
+        &self,
+        req: S3Request<GetBucketWebsiteInput>,
+    ) -> S3Result<S3Response<GetBucketWebsiteOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchWebsiteConfiguration",
+            &req.input.bucket,
+            "website configuration",
+        ))
+    }
+
+    async fn get_bucket_replication(
+        &self,
+        req: S3Request<GetBucketReplicationInput>,
+    ) -> S3Result<S3Response<GetBucketReplicationOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "ReplicationConfigurationNotFoundError",
+            &req.input.bucket,
+            "replication configuration",
+        ))
+    }
+
+    async fn get_object_lock_configuration(
+        &self,
+        req: S3Request<GetObjectLockConfigurationInput>,
+    ) -> S3Result<S3Response<GetObjectLockConfigurationOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "ObjectLockConfigurationNotFoundError",
+            &req.input.bucket,
+            "object lock configuration",
+        ))
+    }
+
+    async fn get_public_access_block(
+        &self,
+        req: S3Request<GetPublicAccessBlockInput>,
+    ) -> S3Result<S3Response<GetPublicAccessBlockOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchPublicAccessBlockConfiguration",
+            &req.input.bucket,
+            "public access block configuration",
+        ))
+    }
+
+    async fn get_bucket_logging(
+        &self,
+        req: S3Request<GetBucketLoggingInput>,
+    ) -> S3Result<S3Response<GetBucketLoggingOutput>> {
+        // Never configured (logging is off): the empty answer.
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(GetBucketLoggingOutput::default()))
+    }
+
+    async fn get_bucket_accelerate_configuration(
+        &self,
+        req: S3Request<GetBucketAccelerateConfigurationInput>,
+    ) -> S3Result<S3Response<GetBucketAccelerateConfigurationOutput>> {
+        // Never configured (transfer acceleration was never configured): the empty answer.
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(
+            GetBucketAccelerateConfigurationOutput::default(),
+        ))
+    }
+
+    async fn get_bucket_notification_configuration(
+        &self,
+        req: S3Request<GetBucketNotificationConfigurationInput>,
+    ) -> S3Result<S3Response<GetBucketNotificationConfigurationOutput>> {
+        // Never configured (no notifications): the empty answer.
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(
+            GetBucketNotificationConfigurationOutput::default(),
+        ))
+    }
+
+    async fn get_bucket_request_payment(
+        &self,
+        req: S3Request<GetBucketRequestPaymentInput>,
+    ) -> S3Result<S3Response<GetBucketRequestPaymentOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(GetBucketRequestPaymentOutput {
+            payer: Some(Payer::from_static(Payer::BUCKET_OWNER)),
+        }))
+    }
+
+    async fn get_bucket_policy_status(
+        &self,
+        req: S3Request<GetBucketPolicyStatusInput>,
+    ) -> S3Result<S3Response<GetBucketPolicyStatusOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchBucketPolicy",
+            &req.input.bucket,
+            "policy",
+        ))
+    }
+
+    async fn delete_bucket_cors(
+        &self,
+        req: S3Request<DeleteBucketCorsInput>,
+    ) -> S3Result<S3Response<DeleteBucketCorsOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketCorsOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_bucket_lifecycle(
+        &self,
+        req: S3Request<DeleteBucketLifecycleInput>,
+    ) -> S3Result<S3Response<DeleteBucketLifecycleOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketLifecycleOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_bucket_tagging(
+        &self,
+        req: S3Request<DeleteBucketTaggingInput>,
+    ) -> S3Result<S3Response<DeleteBucketTaggingOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketTaggingOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_bucket_encryption(
+        &self,
+        req: S3Request<DeleteBucketEncryptionInput>,
+    ) -> S3Result<S3Response<DeleteBucketEncryptionOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketEncryptionOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_public_access_block(
+        &self,
+        req: S3Request<DeletePublicAccessBlockInput>,
+    ) -> S3Result<S3Response<DeletePublicAccessBlockOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeletePublicAccessBlockOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_bucket_website(
+        &self,
+        req: S3Request<DeleteBucketWebsiteInput>,
+    ) -> S3Result<S3Response<DeleteBucketWebsiteOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketWebsiteOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
 }
 
 fn copy_source(source: CopySource) -> S3Result<(Box<str>, Box<str>)> {
@@ -1057,6 +1273,20 @@ fn null_version(v: Option<&str>) -> S3Result<()> {
         None | Some("null") | Some("") => Ok(()),
         Some(v) => Err(s3_error!(NoSuchVersion, "no version {v:?}: {NO_VERSIONS}")),
     }
+}
+
+/// AWS's 404 for a bucket configuration that was never set.
+fn not_configured(code: &str, bucket: &str, what: &str) -> s3s::S3Error {
+    let Ok(code) = code.parse::<s3s::S3ErrorCode>();
+    let mut e = s3s::S3Error::with_message(
+        code,
+        format!(
+            "bucket {bucket:?} has no {what}: s3hpc does not keep bucket configurations \
+             beyond what its server is started with"
+        ),
+    );
+    e.set_status_code(hyper::StatusCode::NOT_FOUND);
+    e
 }
 
 fn part_number(n: i32) -> S3Result<u32> {

@@ -220,6 +220,33 @@ def ownership_and_policy():
     expect_code("NoSuchBucketPolicy", lambda: s3.get_bucket_policy(Bucket=B))
 
 
+def bucket_configurations():
+    """What tools read of a bucket: AWS's answers for "never configured"."""
+    for code, call in [
+        ("NoSuchCORSConfiguration", s3.get_bucket_cors),
+        ("NoSuchLifecycleConfiguration", s3.get_bucket_lifecycle_configuration),
+        ("NoSuchTagSet", s3.get_bucket_tagging),
+        ("ServerSideEncryptionConfigurationNotFoundError", s3.get_bucket_encryption),
+        ("NoSuchWebsiteConfiguration", s3.get_bucket_website),
+        ("ReplicationConfigurationNotFoundError", s3.get_bucket_replication),
+        ("ObjectLockConfigurationNotFoundError", s3.get_object_lock_configuration),
+        ("NoSuchPublicAccessBlockConfiguration", s3.get_public_access_block),
+        ("NoSuchBucketPolicy", s3.get_bucket_policy_status),
+    ]:
+        r = error_of(lambda: call(Bucket=B))
+        assert r["Error"]["Code"] == code, (call.__name__, r["Error"])
+        assert r["ResponseMetadata"]["HTTPStatusCode"] == 404, (call.__name__, r["ResponseMetadata"])
+    assert "LoggingEnabled" not in s3.get_bucket_logging(Bucket=B)
+    assert "Status" not in s3.get_bucket_accelerate_configuration(Bucket=B)
+    s3.get_bucket_notification_configuration(Bucket=B)
+    assert s3.get_bucket_request_payment(Bucket=B)["Payer"] == "BucketOwner"
+    for call in [s3.delete_bucket_cors, s3.delete_bucket_lifecycle, s3.delete_bucket_tagging,
+                 s3.delete_bucket_encryption, s3.delete_public_access_block, s3.delete_bucket_website,
+                 s3.delete_bucket_policy]:
+        call(Bucket=B)
+    expect_code("NoSuchBucket", lambda: s3.get_bucket_cors(Bucket="no-such-bucket-here"))
+
+
 def cleanup():
     while True:
         r = s3.list_object_versions(Bucket=B)
@@ -235,6 +262,7 @@ for name, fn in [
     ("conditional_races_50_of_50", races), ("errors_have_aws_shape", errors_have_aws_shape),
     ("versioning", versioning), ("tagging", tagging), ("acls", acls),
     ("list_object_versions", list_object_versions), ("ownership_and_policy", ownership_and_policy),
+    ("bucket_configurations", bucket_configurations),
     ("cleanup_by_versions", cleanup),
 ]:
     check(name, fn)
