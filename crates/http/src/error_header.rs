@@ -95,16 +95,14 @@ fn complete_error(resp: &mut HttpResponse, resource: &str, id: &str) {
     let Some(code) = element(text, "Code") else {
         return;
     };
-    let message = element(text, "Message")
-        .filter(|m| !m.is_empty())
-        .unwrap_or_else(|| default_message(&code).to_string());
+    let given = element(text, "Message").filter(|m| !m.is_empty());
+    let has_message = given.is_some();
+    let message = given.unwrap_or_else(|| default_message(&code).to_string());
     if let Some(close) = text.rfind("</Error>") {
         let mut out = String::with_capacity(text.len() + 256);
-        match (text.find("<Message>"), text.find("<Message/>")) {
-            (Some(_), _) if element(text, "Message").is_some_and(|m| !m.is_empty()) => {
-                out.push_str(&text[..close])
-            }
-            _ => {
+        match has_message {
+            true => out.push_str(&text[..close]),
+            false => {
                 // Code only (or an empty Message): the message goes after the code.
                 let after_code = text.find("</Code>").map_or(close, |i| i + "</Code>".len());
                 out.push_str(&text[..after_code]);
