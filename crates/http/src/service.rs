@@ -497,6 +497,29 @@ impl S3 for Engine {
             .as_ref()
             .is_some_and(|d| d.as_str() == TaggingDirective::REPLACE);
         let tags = convert::tagging_header(i.tagging.as_deref())?;
+        if i.copy_source_if_match.is_some()
+            || i.copy_source_if_none_match.is_some()
+            || i.copy_source_if_modified_since.is_some()
+            || i.copy_source_if_unmodified_since.is_some()
+        {
+            // The source's conditions, checked before the copy; any that
+            // fails is 412 here, as S3 answers for CopyObject.
+            let src = run(|| self.store.head_object(&src_bucket, &src_key))?;
+            convert::check_preconditions(
+                &src,
+                i.copy_source_if_match.as_ref(),
+                i.copy_source_if_none_match.as_ref(),
+                i.copy_source_if_modified_since.as_ref(),
+                i.copy_source_if_unmodified_since.as_ref(),
+            )
+            .map_err(|_| {
+                s3_error!(
+                    PreconditionFailed,
+                    "the copy source {src_bucket}/{src_key} does not meet the \
+                     x-amz-copy-source-if-* conditions; nothing was copied"
+                )
+            })?;
+        }
         let info = run(|| {
             let opts = match (replace, replace_tags) {
                 (false, false) => None,

@@ -83,6 +83,14 @@ def conditional_multipart_and_copy():
     etag = s3.head_object(Bucket=B, Key="c/mp")["ETag"]
     s3.complete_multipart_upload(Bucket=B, Key="c/mp", UploadId=up, MultipartUpload=parts, IfMatch=etag)
     assert body("c/mp") == b"part"
+    # The source's conditions are checked too.
+    src_etag = s3.head_object(Bucket=B, Key="c/k")["ETag"]
+    expect_code("PreconditionFailed", lambda: s3.copy_object(
+        Bucket=B, Key="c/copy", CopySource={"Bucket": B, "Key": "c/k"}, CopySourceIfMatch='"0123"'))
+    expect_code("PreconditionFailed", lambda: s3.copy_object(
+        Bucket=B, Key="c/copy", CopySource={"Bucket": B, "Key": "c/k"}, CopySourceIfNoneMatch=src_etag))
+    expect_code("404", lambda: s3.head_object(Bucket=B, Key="c/copy"))
+    s3.copy_object(Bucket=B, Key="c/copy", CopySource={"Bucket": B, "Key": "c/k"}, CopySourceIfMatch=src_etag)
     # CopyObject's destination: boto3 has the parameter only in newer models.
     members = s3.meta.service_model.operation_model("CopyObject").input_shape.members
     if "IfNoneMatch" in members:
