@@ -104,6 +104,30 @@ where
 }
 
 impl Engine {
+    /// The `x-amz-copy-source-if-*` conditions of CopyObject and
+    /// UploadPartCopy (If-Match, If-None-Match; If-Modified-Since,
+    /// If-Unmodified-Since), checked against the source before the copy;
+    /// any that fails is 412, as S3 answers for copies.
+    fn check_copy_source(
+        &self,
+        bucket: &str,
+        key: &str,
+        etags: [Option<&ETagCondition>; 2],
+        times: [Option<&Timestamp>; 2],
+    ) -> S3Result<()> {
+        if etags.iter().all(Option::is_none) && times.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        let src = run(|| self.store.head_object(bucket, key))?;
+        convert::check_preconditions(&src, etags[0], etags[1], times[0], times[1]).map_err(|_| {
+            s3_error!(
+                PreconditionFailed,
+                "the copy source {bucket}/{key} does not meet the x-amz-copy-source-if-* \
+                 conditions; nothing was copied"
+            )
+        })
+    }
+
     /// Checks the Content-MD5 of a body that is all in memory and writes it,
     /// where the write gate says.
     fn write_whole<T>(
@@ -497,29 +521,18 @@ impl S3 for Engine {
             .as_ref()
             .is_some_and(|d| d.as_str() == TaggingDirective::REPLACE);
         let tags = convert::tagging_header(i.tagging.as_deref())?;
-        if i.copy_source_if_match.is_some()
-            || i.copy_source_if_none_match.is_some()
-            || i.copy_source_if_modified_since.is_some()
-            || i.copy_source_if_unmodified_since.is_some()
-        {
-            // The source's conditions, checked before the copy; any that
-            // fails is 412 here, as S3 answers for CopyObject.
-            let src = run(|| self.store.head_object(&src_bucket, &src_key))?;
-            convert::check_preconditions(
-                &src,
+        self.check_copy_source(
+            &src_bucket,
+            &src_key,
+            [
                 i.copy_source_if_match.as_ref(),
                 i.copy_source_if_none_match.as_ref(),
+            ],
+            [
                 i.copy_source_if_modified_since.as_ref(),
                 i.copy_source_if_unmodified_since.as_ref(),
-            )
-            .map_err(|_| {
-                s3_error!(
-                    PreconditionFailed,
-                    "the copy source {src_bucket}/{src_key} does not meet the \
-                     x-amz-copy-source-if-* conditions; nothing was copied"
-                )
-            })?;
-        }
+            ],
+        )?;
         let info = run(|| {
             let opts = match (replace, replace_tags) {
                 (false, false) => None,
@@ -609,6 +622,18 @@ impl S3 for Engine {
             .map(convert::copy_source_range)
             .transpose()?;
         let part = part_number(i.part_number)?;
+        self.check_copy_source(
+            &src_bucket,
+            &src_key,
+            [
+                i.copy_source_if_match.as_ref(),
+                i.copy_source_if_none_match.as_ref(),
+            ],
+            [
+                i.copy_source_if_modified_since.as_ref(),
+                i.copy_source_if_unmodified_since.as_ref(),
+            ],
+        )?;
         let store = self.store.clone();
         let etag = tokio::task::spawn_blocking(move || {
             let mut src = store.get_object(&src_bucket, &src_key, range)?;

@@ -91,6 +91,13 @@ def conditional_multipart_and_copy():
         Bucket=B, Key="c/copy", CopySource={"Bucket": B, "Key": "c/k"}, CopySourceIfNoneMatch=src_etag))
     expect_code("404", lambda: s3.head_object(Bucket=B, Key="c/copy"))
     s3.copy_object(Bucket=B, Key="c/copy", CopySource={"Bucket": B, "Key": "c/k"}, CopySourceIfMatch=src_etag)
+    up = s3.create_multipart_upload(Bucket=B, Key="c/upc")["UploadId"]
+    expect_code("PreconditionFailed", lambda: s3.upload_part_copy(
+        Bucket=B, Key="c/upc", UploadId=up, PartNumber=1, CopySource={"Bucket": B, "Key": "c/k"},
+        CopySourceIfMatch='"0123"'))
+    s3.upload_part_copy(Bucket=B, Key="c/upc", UploadId=up, PartNumber=1,
+                        CopySource={"Bucket": B, "Key": "c/k"}, CopySourceIfMatch=src_etag)
+    s3.abort_multipart_upload(Bucket=B, Key="c/upc", UploadId=up)
     # CopyObject's destination: boto3 has the parameter only in newer models.
     members = s3.meta.service_model.operation_model("CopyObject").input_shape.members
     if "IfNoneMatch" in members:
