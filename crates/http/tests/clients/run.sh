@@ -71,14 +71,16 @@ check "aws rm/rb" bash -c "$(declare -f aws_); ep=$ep; aws_ s3 rm --recursive s3
 
 # ---- boto3 (the latest from PyPI when S3HPC_PYDEPS is set)
 py=(env "PYTHONPATH=${S3HPC_PYDEPS:+$(realpath "$S3HPC_PYDEPS")}" /usr/bin/python3)
-relay() { # counts the PASS/FAIL lines of a Python check script
+relay() { # counts the PASS/FAIL lines of a Python check script NAME
+    local results=0
     while read -r line; do
         case $line in
-            PASS*) passed=$((passed + 1)); echo "$line" ;;
-            FAIL*) failed=$((failed + 1)); echo "$line" ;;
+            PASS*) passed=$((passed + 1)); results=$((results + 1)); echo "$line" ;;
+            FAIL*) failed=$((failed + 1)); results=$((results + 1)); echo "$line" ;;
             *) echo "    $line" ;;
         esac
     done
+    if [ "$results" -eq 0 ]; then failed=$((failed + 1)); echo "FAIL $1 ran no checks"; fi
 }
 while read -r line; do
     case $line in
@@ -126,7 +128,7 @@ aport=$(free_port); start "$work/anon" "$aport" --anonymous --virtual-host s3.lo
 aep="http://127.0.0.1:$aport"
 # Checksums and aws-chunked bodies (header and trailer, signed and
 # anonymous), multipart COMPOSITE/FULL_OBJECT, GetObjectAttributes.
-relay < <(timeout 600 "${py[@]}" "$here/checksum_checks.py" "$ep" "$aep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" 2>&1)
+relay checksum_checks.py < <(timeout 600 "${py[@]}" "$here/checksum_checks.py" "$ep" "$aep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" 2>&1)
 curl -sf -X PUT "$aep/anonb" >/dev/null
 check "virtual-host-style addressing" bash -c "
     curl -sf -X PUT --data vh -H 'Host: anonb.s3.localhost:$aport' $aep/vhost-key >/dev/null &&
