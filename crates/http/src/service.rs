@@ -82,6 +82,12 @@ where
     F: for<'a> FnOnce(PutBody<'a>) -> s3hpc_store::Result<T> + Send + 'static,
 {
     let Some(body) = body else {
+        if framing.decoder.is_some() || framing.decoded_len.is_some_and(|n| n > 0) {
+            return Err(s3_error!(
+                IncompleteBody,
+                "the aws-chunked body is empty: not even its final chunk arrived"
+            ));
+        }
         return engine.write_whole(&[], write);
     };
     let len = match framing.decoded_len {

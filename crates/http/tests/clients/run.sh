@@ -74,20 +74,22 @@ check "aws rm/rb" bash -c "$(declare -f aws_); ep=$ep; aws_ s3 rm --recursive s3
 # calls today's SDKs and tools make (conditional writes and their races,
 # AWS-shaped errors, versioning, tagging, ACLs, ListObjectVersions).
 py=("${S3HPC_PYTHON:-/usr/bin/python3}")
-relay() { # counts the PASS/FAIL lines of a Python check script; $1 tags them
+relay() { # counts the PASS/FAIL lines of the Python check script $1; $2 tags them
+    local results=0
     while read -r line; do
         case $line in
-            PASS*) passed=$((passed + 1)); echo "$line$1" ;;
-            FAIL*) failed=$((failed + 1)); echo "$line$1" ;;
+            PASS*) passed=$((passed + 1)); results=$((results + 1)); echo "$line${2:-}" ;;
+            FAIL*) failed=$((failed + 1)); results=$((results + 1)); echo "$line${2:-}" ;;
             *) echo "    $line" ;;
         esac
     done
+    if [ "$results" -eq 0 ]; then failed=$((failed + 1)); echo "FAIL $1 ran no checks"; fi
 }
-relay "" < <(timeout 600 /usr/bin/python3 "$here/boto3_checks.py" "$ep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" "$work" 2>&1)
+relay boto3_checks.py < <(timeout 600 /usr/bin/python3 "$here/boto3_checks.py" "$ep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" "$work" 2>&1)
 if [ -n "${S3HPC_PYTHON:-}" ]; then
     mkdir -p "$work/latest"
     for script in boto3_checks.py sdk_calls_checks.py; do
-        relay " (latest)" < <(timeout 600 "${py[@]}" "$here/$script" "$ep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" "$work/latest" 2>&1)
+        relay "$script" " (latest)" < <(timeout 600 "${py[@]}" "$here/$script" "$ep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" "$work/latest" 2>&1)
     done
 fi
 
@@ -149,7 +151,7 @@ aport=$(free_port); start "$work/anon" "$aport" --anonymous --virtual-host s3.lo
 aep="http://127.0.0.1:$aport"
 # Checksums and aws-chunked bodies (header and trailer, signed and
 # anonymous), multipart COMPOSITE/FULL_OBJECT, GetObjectAttributes.
-relay "" < <(timeout 600 "${py[@]}" "$here/checksum_checks.py" "$ep" "$aep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" 2>&1)
+relay checksum_checks.py < <(timeout 600 "${py[@]}" "$here/checksum_checks.py" "$ep" "$aep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" 2>&1)
 curl -sf -X PUT "$aep/anonb" >/dev/null
 check "virtual-host-style addressing" bash -c "
     curl -sf -X PUT --data vh -H 'Host: anonb.s3.localhost:$aport' $aep/vhost-key >/dev/null &&
