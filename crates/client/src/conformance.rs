@@ -28,7 +28,7 @@
 
 use crate::{
     read_exact_body, ByteRange, ErrorCode, GetObject, ListPage, ListRequest, ObjectInfo, PutBody,
-    PutOptions, Result, S3Client,
+    PutOptions, Result, S3Client, S3Error, WriteCondition,
 };
 use md5::{Digest, Md5};
 use std::any::Any;
@@ -97,6 +97,17 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("multipart_invalid_part", multipart_invalid_part),
     ("read_exact_body_length", read_exact_body_length),
     ("put_checksum_verified", put_checksum_verified),
+    ("conditional_put", conditional_put),
+    (
+        "conditional_copy_and_complete",
+        conditional_copy_and_complete,
+    ),
+    ("conditional_races", conditional_races),
+    ("object_tagging", object_tagging),
+    (
+        "error_messages_reach_the_caller",
+        error_messages_reach_the_caller,
+    ),
 ];
 
 /// Runs every check (or those named in `S3HPC_CONFORMANCE`), each against a
@@ -1759,4 +1770,262 @@ fn read_exact_body_length(c: &dyn S3Client, b: &str) {
         buf == content[3996..],
         "read_exact_body of a range: wrong bytes"
     );
+}
+
+fn cond_put(
+    c: &dyn S3Client,
+    b: &str,
+    key: &str,
+    body: &[u8],
+    cond: WriteCondition,
+) -> Result<String> {
+    let o = PutOptions {
+        condition: cond,
+        ..Default::default()
+    };
+    c.put_object(b, key, PutBody::Bytes(body), &o)
+}
+
+/// Whether `r` is the refusal of a transport whose API cannot carry the
+/// request (libs3's ABI has no field for conditions or tags). Only libs3
+/// may refuse; it must refuse, never write unconditionally.
+fn refused<T>(c: &dyn S3Client, r: &Result<T>) -> bool {
+    c.transport() == "libs3"
+        && matches!(
+            r,
+            Err(S3Error {
+                code: ErrorCode::NotImplemented,
+                ..
+            })
+        )
+}
+
+/// `If-None-Match: *` creates only; `If-Match` replaces only the version
+/// named; a failed condition is PreconditionFailed and leaves the object as
+/// it was; If-Match on a missing key is NoSuchKey.
+fn conditional_put(c: &dyn S3Client, b: &str) {
+    let first = cond_put(c, b, "c/k", b"one", WriteCondition::IfNoneMatch);
+    if refused(c, &first) {
+        expect_err(c.head_object(b, "c/k"), ErrorCode::NoSuchKey, "refused PUT");
+        return;
+    }
+    let e1 = ok(first, "PUT If-None-Match on a new key");
+    expect_err(
+        cond_put(c, b, "c/k", b"two", WriteCondition::IfNoneMatch),
+        ErrorCode::PreconditionFailed,
+        "PUT If-None-Match on an existing key",
+    );
+    assert_content(c, b, "c/k", b"one");
+    expect_err(
+        cond_put(
+            c,
+            b,
+            "c/k",
+            b"two",
+            WriteCondition::IfMatch("\"0000\"".into()),
+        ),
+        ErrorCode::PreconditionFailed,
+        "PUT If-Match with a wrong ETag",
+    );
+    assert_content(c, b, "c/k", b"one");
+    let e2 = ok(
+        cond_put(c, b, "c/k", b"two", WriteCondition::IfMatch(e1.clone())),
+        "PUT If-Match with the current ETag",
+    );
+    assert_content(c, b, "c/k", b"two");
+    expect_err(
+        cond_put(c, b, "c/k", b"three", WriteCondition::IfMatch(e1)),
+        ErrorCode::PreconditionFailed,
+        "PUT If-Match with the replaced ETag",
+    );
+    ok(
+        cond_put(c, b, "c/k", b"three", WriteCondition::IfMatch(e2)),
+        "PUT If-Match again",
+    );
+    expect_err(
+        cond_put(
+            c,
+            b,
+            "c/none",
+            b"x",
+            WriteCondition::IfMatch("\"0000\"".into()),
+        ),
+        ErrorCode::NoSuchKey,
+        "PUT If-Match on a missing key",
+    );
+    expect_err(c.head_object(b, "c/none"), ErrorCode::NoSuchKey, "HEAD");
+    // Empty bodies too.
+    ok(
+        cond_put(c, b, "c/e", b"", WriteCondition::IfNoneMatch),
+        "empty PUT If-None-Match",
+    );
+    expect_err(
+        cond_put(c, b, "c/e", b"", WriteCondition::IfNoneMatch),
+        ErrorCode::PreconditionFailed,
+        "empty PUT If-None-Match again",
+    );
+}
+
+/// CopyObject's destination and CompleteMultipartUpload take the same
+/// conditions; a failed completion leaves the upload to finish later.
+fn conditional_copy_and_complete(c: &dyn S3Client, b: &str) {
+    put(c, b, "src", b"source");
+    let dst = put(c, b, "dst", b"dest");
+    let r = c.copy_object_if(b, "src", b, "dst", None, &WriteCondition::IfNoneMatch);
+    if refused(c, &r) {
+        assert_content(c, b, "dst", b"dest");
+        return;
+    }
+    expect_err(r, ErrorCode::PreconditionFailed, "COPY If-None-Match");
+    assert_content(c, b, "dst", b"dest");
+    expect_err(
+        c.copy_object_if(
+            b,
+            "src",
+            b,
+            "dst",
+            None,
+            &WriteCondition::IfMatch("\"0000\"".into()),
+        ),
+        ErrorCode::PreconditionFailed,
+        "COPY If-Match wrong",
+    );
+    ok(
+        c.copy_object_if(b, "src", b, "dst", None, &WriteCondition::IfMatch(dst)),
+        "COPY If-Match right",
+    );
+    assert_content(c, b, "dst", b"source");
+    ok(
+        c.copy_object_if(b, "src", b, "fresh", None, &WriteCondition::IfNoneMatch),
+        "COPY If-None-Match to a new key",
+    );
+
+    let id = ok(
+        c.create_multipart_upload(b, "mp", &PutOptions::default()),
+        "create upload",
+    );
+    let p1 = ok(
+        c.upload_part(b, "mp", &id, 1, PutBody::Bytes(b"part one")),
+        "upload part",
+    );
+    let there = put(c, b, "mp", b"there first");
+    let parts = [(1, p1)];
+    expect_err(
+        c.complete_multipart_upload_if(b, "mp", &id, &parts, &WriteCondition::IfNoneMatch),
+        ErrorCode::PreconditionFailed,
+        "complete If-None-Match on an existing key",
+    );
+    assert_content(c, b, "mp", b"there first");
+    ok(
+        c.complete_multipart_upload_if(b, "mp", &id, &parts, &WriteCondition::IfMatch(there)),
+        "complete If-Match after a failed condition",
+    );
+    assert_content(c, b, "mp", b"part one");
+}
+
+/// Two writers racing on one key with the same condition: exactly one
+/// wins, the other gets PreconditionFailed, in every one of 50 trials, for
+/// If-None-Match and for If-Match.
+fn conditional_races(c: &dyn S3Client, b: &str) {
+    if refused(
+        c,
+        &cond_put(c, b, "probe", b"x", WriteCondition::IfNoneMatch),
+    ) {
+        return;
+    }
+    for if_match in [false, true] {
+        for t in 0..50 {
+            let key = format!("race/{if_match}/{t}");
+            let cond = if if_match {
+                WriteCondition::IfMatch(put(c, b, &key, b"base"))
+            } else {
+                WriteCondition::IfNoneMatch
+            };
+            let barrier = std::sync::Barrier::new(2);
+            let results: Vec<Result<String>> = std::thread::scope(|sc| {
+                let hs: Vec<_> = (0..2u8)
+                    .map(|w| {
+                        let (barrier, key, cond) = (&barrier, &key, cond.clone());
+                        sc.spawn(move || {
+                            let body = data(64 << 10, w);
+                            barrier.wait();
+                            cond_put(c, b, key, &body, cond)
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let won: Vec<usize> = (0..2).filter(|&w| results[w].is_ok()).collect();
+            assert_eq!(
+                won.len(),
+                1,
+                "race {t} (If-Match: {if_match}): exactly one writer must win: {results:?}"
+            );
+            let lost = &results[1 - won[0]];
+            assert!(
+                matches!(lost, Err(e) if e.code == ErrorCode::PreconditionFailed),
+                "race {t}: the loser must get PreconditionFailed: {lost:?}"
+            );
+            assert_content(c, b, &key, &data(64 << 10, won[0] as u8));
+        }
+    }
+}
+
+/// Tags given on PUT are stored with the object and counted by HEAD;
+/// Put/Get/DeleteObjectTagging replace, read and remove them; more than
+/// 10 is InvalidTag.
+fn object_tagging(c: &dyn S3Client, b: &str) {
+    let tags: BTreeMap<String, String> = meta_map(&[("project", "io500"), ("tier", "hot tier")]);
+    let o = PutOptions {
+        tags: tags.clone(),
+        ..Default::default()
+    };
+    let r = c.put_object(b, "t", PutBody::Bytes(b"tagged"), &o);
+    if refused(c, &r) {
+        expect_err(c.head_object(b, "t"), ErrorCode::NoSuchKey, "refused PUT");
+        return;
+    }
+    ok(r, "PUT with tags");
+    assert_eq!(ok(c.get_object_tagging(b, "t"), "GET tagging"), tags);
+    assert_eq!(assert_content(c, b, "t", b"tagged").tag_count, 2);
+    let new = meta_map(&[("a", "b/c=d&e")]);
+    ok(c.put_object_tagging(b, "t", &new), "PUT tagging");
+    assert_eq!(ok(c.get_object_tagging(b, "t"), "GET tagging"), new);
+    assert_eq!(assert_content(c, b, "t", b"tagged").tag_count, 1);
+    ok(c.delete_object_tagging(b, "t"), "DELETE tagging");
+    assert!(ok(c.get_object_tagging(b, "t"), "GET tagging").is_empty());
+    assert_eq!(assert_content(c, b, "t", b"tagged").tag_count, 0);
+    let eleven: BTreeMap<String, String> = (0..11)
+        .map(|i| (format!("k{i}"), "v".to_string()))
+        .collect();
+    expect_err(
+        c.put_object_tagging(b, "t", &eleven),
+        ErrorCode::InvalidTag,
+        "11 tags",
+    );
+    expect_err(
+        c.get_object_tagging(b, "missing"),
+        ErrorCode::NoSuchKey,
+        "GET tagging of a missing key",
+    );
+}
+
+/// The engine's message, not just the code, reaches the caller: for GET
+/// and for HEAD (whose HTTP answer has no body) of a missing key, and for
+/// a failed write condition.
+fn error_messages_reach_the_caller(c: &dyn S3Client, b: &str) {
+    let msg = |r: Result<()>, what: &str| match r {
+        Ok(()) => panic!("{what}: succeeded, expected an error"),
+        Err(e) => e.message,
+    };
+    let m = msg(c.get_object(b, "gone", None).map(drop), "GET missing");
+    assert!(m.contains("no object"), "GET missing key: message {m:?}");
+    let m = msg(c.head_object(b, "gone").map(drop), "HEAD missing");
+    assert!(m.contains("no object"), "HEAD missing key: message {m:?}");
+    put(c, b, "there", b"x");
+    let r = cond_put(c, b, "there", b"y", WriteCondition::IfNoneMatch);
+    if !refused(c, &r) {
+        let m = msg(r.map(drop), "PUT If-None-Match");
+        assert!(m.contains("If-None-Match"), "412: message {m:?}");
+    }
 }

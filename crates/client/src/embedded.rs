@@ -1,9 +1,9 @@
 //! The embedded transport: S3 calls served by the engine in this process.
 
-use crate::{GetObject, S3Client};
+use crate::{GetObject, S3Client, Tags};
 use s3hpc_store::{
     BucketInfo, ByteRange, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody, PutOptions,
-    Result, Store, UploadInfo,
+    Result, Store, UploadInfo, WriteCondition,
 };
 use std::sync::Arc;
 
@@ -78,6 +78,27 @@ impl S3Client for EmbeddedClient {
         self.store
             .copy_object(src_bucket, src_key, dst_bucket, dst_key, opts)
     }
+    fn copy_object_if(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
+        self.store
+            .copy_object_if(src_bucket, src_key, dst_bucket, dst_key, opts, cond)
+    }
+    fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<Tags> {
+        self.store.get_object_tagging(bucket, key)
+    }
+    fn put_object_tagging(&self, bucket: &str, key: &str, tags: &Tags) -> Result<()> {
+        self.store.put_object_tagging(bucket, key, tags)
+    }
+    fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()> {
+        self.store.delete_object_tagging(bucket, key)
+    }
     fn create_multipart_upload(
         &self,
         bucket: &str,
@@ -106,6 +127,17 @@ impl S3Client for EmbeddedClient {
     ) -> Result<ObjectInfo> {
         self.store
             .complete_multipart_upload(bucket, key, upload_id, parts)
+    }
+    fn complete_multipart_upload_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
+        self.store
+            .complete_multipart_upload_if(bucket, key, upload_id, parts, cond)
     }
     fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
         self.store.abort_multipart_upload(bucket, key, upload_id)

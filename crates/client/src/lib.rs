@@ -16,8 +16,11 @@ pub use embedded::EmbeddedClient;
 pub use http::{HttpClient, HttpClientConfig};
 pub use s3hpc_store::{
     BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
-    PutOptions, Result, S3Error, UploadInfo,
+    PutOptions, Result, S3Error, UploadInfo, WriteCondition,
 };
+
+/// Object tags, key to value.
+pub type Tags = std::collections::BTreeMap<String, String>;
 
 use std::io::Read;
 
@@ -91,6 +94,39 @@ pub trait S3Client: Send + Sync {
         opts: Option<&PutOptions>,
     ) -> Result<ObjectInfo>;
 
+    /// [`S3Client::copy_object`] whose destination is written only if
+    /// `cond` holds (`If-None-Match: *` / `If-Match`), else
+    /// PreconditionFailed and the destination is untouched. A transport
+    /// that cannot carry a condition refuses one with NotImplemented rather
+    /// than write unconditionally.
+    fn copy_object_if(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
+        refuse_condition(self.transport(), cond)?;
+        self.copy_object(src_bucket, src_key, dst_bucket, dst_key, opts)
+    }
+
+    /// The object's tags.
+    fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<Tags> {
+        let _ = (bucket, key);
+        Err(not_carried(self.transport(), "object tagging"))
+    }
+    /// Replaces the object's tags (at most 10).
+    fn put_object_tagging(&self, bucket: &str, key: &str, tags: &Tags) -> Result<()> {
+        let _ = (bucket, key, tags);
+        Err(not_carried(self.transport(), "object tagging"))
+    }
+    fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()> {
+        let _ = (bucket, key);
+        Err(not_carried(self.transport(), "object tagging"))
+    }
+
     fn create_multipart_upload(&self, bucket: &str, key: &str, opts: &PutOptions)
         -> Result<String>;
     /// Returns the part's ETag (quoted).
@@ -110,9 +146,42 @@ pub trait S3Client: Send + Sync {
         upload_id: &str,
         parts: &[(u32, String)],
     ) -> Result<ObjectInfo>;
+    /// [`S3Client::complete_multipart_upload`] that makes the object only
+    /// if `cond` holds; otherwise PreconditionFailed and the upload stays.
+    fn complete_multipart_upload_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
+        refuse_condition(self.transport(), cond)?;
+        self.complete_multipart_upload(bucket, key, upload_id, parts)
+    }
     fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()>;
     fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>>;
     fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>>;
+}
+
+/// NotImplemented for a transport that has no way to send `what`.
+pub fn not_carried(transport: &str, what: &str) -> S3Error {
+    S3Error::new(
+        ErrorCode::NotImplemented,
+        format!("the {transport} transport cannot carry {what}; use the embedded, remote or http transport"),
+    )
+}
+
+/// Refuses a write condition a transport cannot carry: writing without it
+/// would silently break the caller's guarantee.
+pub fn refuse_condition(transport: &str, cond: &WriteCondition) -> Result<()> {
+    if cond.is_always() {
+        return Ok(());
+    }
+    Err(not_carried(
+        transport,
+        "If-None-Match / If-Match write conditions",
+    ))
 }
 
 /// Reads a whole GET body into `buf`, which must be exactly the object's

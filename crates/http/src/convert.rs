@@ -1,6 +1,6 @@
 //! Translations between the engine's types and s3s's wire types.
 
-use s3hpc_store::{ByteRange, ObjectInfo, PutOptions};
+use s3hpc_store::{ByteRange, ObjectInfo, PutOptions, WriteCondition};
 use s3s::dto::{self, ETag, ETagCondition, Timestamp};
 use s3s::{S3ErrorCode, S3Result};
 use std::collections::BTreeMap;
@@ -74,6 +74,97 @@ pub fn put_options(content_type: Option<String>, metadata: Option<dto::Metadata>
             .collect::<BTreeMap<_, _>>(),
         ..Default::default()
     }
+}
+
+/// `x-amz-tagging`: tags as a URL query string (`k1=v1&k2=v2`).
+pub fn tagging_header(s: Option<&str>) -> S3Result<BTreeMap<String, String>> {
+    let mut tags = BTreeMap::new();
+    let Some(s) = s.filter(|s| !s.is_empty()) else {
+        return Ok(tags);
+    };
+    for pair in s.split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let (k, v) = (form_decode(k)?, form_decode(v)?);
+        if tags.insert(k.clone(), v).is_some() {
+            return Err(s3s::s3_error!(
+                InvalidTag,
+                "x-amz-tagging names tag {k:?} twice; each key may appear once"
+            ));
+        }
+    }
+    Ok(tags)
+}
+
+fn form_decode(s: &str) -> S3Result<String> {
+    let bad = || {
+        s3s::s3_error!(
+            InvalidTag,
+            "x-amz-tagging {s:?} is not URL-encoded UTF-8 (key=value&key=value)"
+        )
+    };
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = s.get(i + 1..i + 3).ok_or_else(bad)?;
+                out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+                i += 2;
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| bad())
+}
+
+/// The write condition of PutObject / CompleteMultipartUpload headers.
+/// Both at once is not something S3 defines: refused.
+pub fn write_condition(
+    if_match: Option<&ETagCondition>,
+    if_none_match: Option<&ETagCondition>,
+) -> S3Result<WriteCondition> {
+    match (if_match, if_none_match) {
+        (None, None) => Ok(WriteCondition::Always),
+        (Some(_), Some(_)) => Err(s3s::s3_error!(
+            InvalidArgument,
+            "a write takes If-Match or If-None-Match, not both"
+        )),
+        (Some(ETagCondition::Any), None) => Ok(WriteCondition::IfMatch("*".into())),
+        (Some(ETagCondition::ETag(t)), None) => Ok(WriteCondition::IfMatch(quote(t.value()))),
+        (None, Some(ETagCondition::Any)) => Ok(WriteCondition::IfNoneMatch),
+        (None, Some(ETagCondition::ETag(_))) => Err(s3s::s3_error!(
+            NotImplemented,
+            "If-None-Match on a write takes only *, meaning create if absent"
+        )),
+    }
+}
+
+/// The same from raw headers (CopyObject, whose input type in s3s 0.14 has
+/// no fields for them).
+pub fn write_condition_headers(h: &hyper::HeaderMap) -> S3Result<WriteCondition> {
+    let parse = |name: &str| -> S3Result<Option<ETagCondition>> {
+        let Some(v) = h.get(name) else {
+            return Ok(None);
+        };
+        let v = v
+            .to_str()
+            .map_err(|_| s3s::s3_error!(InvalidArgument, "{name} is not ASCII"))?
+            .trim();
+        Ok(Some(if v == "*" {
+            ETagCondition::Any
+        } else {
+            ETagCondition::ETag(ETag::Strong(
+                unquote(v.trim_start_matches("W/")).to_string(),
+            ))
+        }))
+    };
+    write_condition(
+        parse("if-match")?.as_ref(),
+        parse("if-none-match")?.as_ref(),
+    )
 }
 
 pub fn metadata(info: &ObjectInfo) -> Option<dto::Metadata> {

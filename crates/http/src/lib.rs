@@ -17,6 +17,7 @@
 //! handle.shutdown().unwrap();
 //! ```
 
+mod acl;
 mod auth;
 mod body;
 mod checksums;

@@ -2,6 +2,7 @@
 //! validated the request; each method maps it onto `Store` calls and the
 //! result back. File-system calls run on the blocking side of tokio.
 
+use crate::acl;
 use crate::body::{self, BodyFault, ChannelReader, Decoded, Framing, GetStream, Incoming};
 use crate::checksums::{body_checks, get_checksum, known_value, set_checksum};
 use crate::convert::{self, s3_error};
@@ -81,6 +82,12 @@ where
     F: for<'a> FnOnce(PutBody<'a>) -> s3hpc_store::Result<T> + Send + 'static,
 {
     let Some(body) = body else {
+        if framing.decoder.is_some() || framing.decoded_len.is_some_and(|n| n > 0) {
+            return Err(s3_error!(
+                IncompleteBody,
+                "the aws-chunked body is empty: not even its final chunk arrived"
+            ));
+        }
         return engine.write_whole(&[], write);
     };
     let len = match framing.decoded_len {
@@ -117,6 +124,30 @@ where
 }
 
 impl Engine {
+    /// The `x-amz-copy-source-if-*` conditions of CopyObject and
+    /// UploadPartCopy (If-Match, If-None-Match; If-Modified-Since,
+    /// If-Unmodified-Since), checked against the source before the copy;
+    /// any that fails is 412, as S3 answers for copies.
+    fn check_copy_source(
+        &self,
+        bucket: &str,
+        key: &str,
+        etags: [Option<&ETagCondition>; 2],
+        times: [Option<&Timestamp>; 2],
+    ) -> S3Result<()> {
+        if etags.iter().all(Option::is_none) && times.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        let src = run(|| self.store.head_object(bucket, key))?;
+        convert::check_preconditions(&src, etags[0], etags[1], times[0], times[1]).map_err(|_| {
+            s3_error!(
+                PreconditionFailed,
+                "the copy source {bucket}/{key} does not meet the x-amz-copy-source-if-* \
+                 conditions; nothing was copied"
+            )
+        })
+    }
+
     /// Writes a body that is all in memory, where the write gate says.
     fn write_whole<T>(
         &self,
@@ -231,6 +262,7 @@ impl S3 for Engine {
         &self,
         req: S3Request<CreateBucketInput>,
     ) -> S3Result<S3Response<CreateBucketOutput>> {
+        acl::check_bucket_canned(req.input.acl.as_ref())?;
         let bucket = req.input.bucket;
         run(|| self.store.create_bucket(&bucket))?;
         Ok(S3Response::new(CreateBucketOutput {
@@ -344,9 +376,12 @@ impl S3 for Engine {
     ) -> S3Result<S3Response<PutObjectOutput>> {
         let (framing, checksum) = body_checks(&req.headers, req.trailing_headers)?;
         let i = req.input;
+        acl::check_object_canned(i.acl.as_ref())?;
         let mut opts = convert::put_options(i.content_type, i.metadata);
         opts.content_md5 = content_md5(i.content_md5.as_deref())?;
         opts.checksum = checksum.clone();
+        opts.tags = convert::tagging_header(i.tagging.as_deref())?;
+        opts.condition = convert::write_condition(i.if_match.as_ref(), i.if_none_match.as_ref())?;
         let store = self.store.clone();
         let (bucket, key) = (i.bucket, i.key);
         let etag = with_body(self, i.body, framing, move |body| {
@@ -366,6 +401,7 @@ impl S3 for Engine {
         req: S3Request<GetObjectInput>,
     ) -> S3Result<S3Response<GetObjectOutput>> {
         let i = req.input;
+        null_version(i.version_id.as_deref())?;
         let range = i.range.map(convert::range);
         let with_checksum = checksum_mode(i.checksum_mode.as_ref()) && range.is_none();
         let (info, offset, length, stream) = run(|| {
@@ -398,6 +434,7 @@ impl S3 for Engine {
             e_tag: Some(convert::etag(&info.etag)),
             last_modified: Some(convert::timestamp(info.last_modified)),
             metadata: convert::metadata(&info),
+            tag_count: (info.tag_count > 0).then_some(info.tag_count as i32),
             ..Default::default()
         };
         if with_checksum {
@@ -412,6 +449,7 @@ impl S3 for Engine {
         req: S3Request<HeadObjectInput>,
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         let i = req.input;
+        null_version(i.version_id.as_deref())?;
         let info = run(|| self.store.head_object(&i.bucket, &i.key))?;
         convert::check_preconditions(
             &info,
@@ -420,6 +458,7 @@ impl S3 for Engine {
             i.if_modified_since.as_ref(),
             i.if_unmodified_since.as_ref(),
         )?;
+        let tag_count = info.tag_count;
         let mut out = HeadObjectOutput {
             content_length: Some(info.size as i64),
             accept_ranges: Some("bytes".into()),
@@ -432,13 +471,22 @@ impl S3 for Engine {
             set_checksum!(out, info.checksum);
         }
         out.content_type = info.content_type;
-        Ok(S3Response::new(out))
+        let mut resp = S3Response::new(out);
+        // HeadObjectOutput has no field for it; GET's header, as tools expect.
+        if tag_count > 0 {
+            resp.headers.insert(
+                "x-amz-tagging-count",
+                hyper::header::HeaderValue::from(tag_count),
+            );
+        }
+        Ok(resp)
     }
 
     async fn delete_object(
         &self,
         req: S3Request<DeleteObjectInput>,
     ) -> S3Result<S3Response<DeleteObjectOutput>> {
+        null_version(req.input.version_id.as_deref())?;
         run(|| self.store.delete_object(&req.input.bucket, &req.input.key))?;
         Ok(S3Response::new(DeleteObjectOutput::default()))
     }
@@ -453,10 +501,18 @@ impl S3 for Engine {
         let (mut deleted, mut errors) = (Vec::new(), Vec::new());
         tokio::task::block_in_place(|| {
             for o in i.delete.objects {
-                match self.store.delete_object(&i.bucket, &o.key) {
+                let result = match null_version(o.version_id.as_deref()) {
+                    Ok(()) => self.store.delete_object(&i.bucket, &o.key),
+                    Err(_) => Err(s3hpc_store::S3Error::new(
+                        s3hpc_store::ErrorCode::InvalidArgument,
+                        NO_VERSIONS,
+                    )),
+                };
+                match result {
                     Ok(()) if quiet => {}
                     Ok(()) => deleted.push(DeletedObject {
                         key: Some(o.key),
+                        version_id: o.version_id,
                         ..Default::default()
                     }),
                     Err(e) => errors.push(Error {
@@ -479,16 +535,61 @@ impl S3 for Engine {
         &self,
         req: S3Request<CopyObjectInput>,
     ) -> S3Result<S3Response<CopyObjectOutput>> {
+        let cond = convert::write_condition_headers(&req.headers)?;
         let i = req.input;
+        acl::check_object_canned(i.acl.as_ref())?;
         let (src_bucket, src_key) = copy_source(i.copy_source)?;
         let replace = i
             .metadata_directive
             .as_ref()
             .is_some_and(|d| d.as_str() == MetadataDirective::REPLACE);
-        let opts = replace.then(|| convert::put_options(i.content_type, i.metadata));
+        let replace_tags = i
+            .tagging_directive
+            .as_ref()
+            .is_some_and(|d| d.as_str() == TaggingDirective::REPLACE);
+        let tags = convert::tagging_header(i.tagging.as_deref())?;
+        self.check_copy_source(
+            &src_bucket,
+            &src_key,
+            [
+                i.copy_source_if_match.as_ref(),
+                i.copy_source_if_none_match.as_ref(),
+            ],
+            [
+                i.copy_source_if_modified_since.as_ref(),
+                i.copy_source_if_unmodified_since.as_ref(),
+            ],
+        )?;
         let info = run(|| {
-            self.store
-                .copy_object(&src_bucket, &src_key, &i.bucket, &i.key, opts.as_ref())
+            let opts = match (replace, replace_tags) {
+                (false, false) => None,
+                (true, _) => {
+                    let mut o = convert::put_options(i.content_type, i.metadata);
+                    o.tags = if replace_tags {
+                        tags
+                    } else {
+                        self.store.get_object_tagging(&src_bucket, &src_key)?
+                    };
+                    Some(o)
+                }
+                (false, true) => {
+                    let src = self.store.head_object(&src_bucket, &src_key)?;
+                    Some(s3hpc_store::PutOptions {
+                        content_type: src.content_type,
+                        metadata: src.metadata,
+                        tags,
+                        ..Default::default()
+                    })
+                }
+            };
+            self.store.copy_object_if(
+                &src_bucket,
+                &src_key,
+                &i.bucket,
+                &i.key,
+                opts.as_ref(),
+                &cond,
+            )
         })?;
         Ok(S3Response::new(CopyObjectOutput {
             copy_object_result: Some(CopyObjectResult {
@@ -505,6 +606,7 @@ impl S3 for Engine {
         req: S3Request<CreateMultipartUploadInput>,
     ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
         let i = req.input;
+        acl::check_object_canned(i.acl.as_ref())?;
         let mut opts = convert::put_options(i.content_type, i.metadata);
         if let Some(a) = &i.checksum_algorithm {
             let algorithm: s3hpc_store::ChecksumAlgorithm = a.as_str().parse().map_err(s3_error)?;
@@ -522,6 +624,7 @@ impl S3 for Engine {
                 "x-amz-checksum-type needs x-amz-checksum-algorithm"
             ));
         }
+        opts.tags = convert::tagging_header(i.tagging.as_deref())?;
         let id = run(|| self.store.create_multipart_upload(&i.bucket, &i.key, &opts))?;
         let c = opts.checksum.as_ref();
         Ok(S3Response::new(CreateMultipartUploadOutput {
@@ -572,6 +675,18 @@ impl S3 for Engine {
             .map(convert::copy_source_range)
             .transpose()?;
         let part = part_number(i.part_number)?;
+        self.check_copy_source(
+            &src_bucket,
+            &src_key,
+            [
+                i.copy_source_if_match.as_ref(),
+                i.copy_source_if_none_match.as_ref(),
+            ],
+            [
+                i.copy_source_if_modified_since.as_ref(),
+                i.copy_source_if_unmodified_since.as_ref(),
+            ],
+        )?;
         let store = self.store.clone();
         let etag = tokio::task::spawn_blocking(move || {
             let mut src = store.get_object(&src_bucket, &src_key, range)?;
@@ -606,6 +721,7 @@ impl S3 for Engine {
     ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
         let i = req.input;
         let whole = get_checksum!(i).map(|(a, v)| ChecksumRequest::expecting(a, v));
+        let cond = convert::write_condition(i.if_match.as_ref(), i.if_none_match.as_ref())?;
         let Some(parts) = i.multipart_upload.and_then(|m| m.parts) else {
             return Err(s3_error!(
                 MalformedXML,
@@ -639,6 +755,7 @@ impl S3 for Engine {
                 &parts,
                 &part_sums,
                 whole.as_ref(),
+                &cond,
             )
         })
         .await
@@ -805,6 +922,511 @@ impl S3 for Engine {
             ..Default::default()
         }))
     }
+
+    async fn get_object_tagging(
+        &self,
+        req: S3Request<GetObjectTaggingInput>,
+    ) -> S3Result<S3Response<GetObjectTaggingOutput>> {
+        let i = req.input;
+        null_version(i.version_id.as_deref())?;
+        let tags = run(|| self.store.get_object_tagging(&i.bucket, &i.key))?;
+        Ok(S3Response::new(GetObjectTaggingOutput {
+            tag_set: tags
+                .into_iter()
+                .map(|(k, v)| Tag {
+                    key: Some(k),
+                    value: Some(v),
+                })
+                .collect(),
+            version_id: None,
+        }))
+    }
+
+    async fn put_object_tagging(
+        &self,
+        req: S3Request<PutObjectTaggingInput>,
+    ) -> S3Result<S3Response<PutObjectTaggingOutput>> {
+        let i = req.input;
+        null_version(i.version_id.as_deref())?;
+        let mut tags = std::collections::BTreeMap::new();
+        for t in i.tagging.tag_set {
+            let key = t.key.unwrap_or_default();
+            if tags
+                .insert(key.clone(), t.value.unwrap_or_default())
+                .is_some()
+            {
+                return Err(s3_error!(
+                    InvalidTag,
+                    "tag {key:?} appears twice; each key may appear once"
+                ));
+            }
+        }
+        run(|| self.store.put_object_tagging(&i.bucket, &i.key, &tags))?;
+        Ok(S3Response::new(PutObjectTaggingOutput::default()))
+    }
+
+    async fn delete_object_tagging(
+        &self,
+        req: S3Request<DeleteObjectTaggingInput>,
+    ) -> S3Result<S3Response<DeleteObjectTaggingOutput>> {
+        let i = req.input;
+        null_version(i.version_id.as_deref())?;
+        run(|| self.store.delete_object_tagging(&i.bucket, &i.key))?;
+        Ok(S3Response::with_status(
+            DeleteObjectTaggingOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn get_bucket_versioning(
+        &self,
+        req: S3Request<GetBucketVersioningInput>,
+    ) -> S3Result<S3Response<GetBucketVersioningOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        // Never versioned: an empty VersioningConfiguration, as S3 answers
+        // for a bucket whose versioning was never enabled.
+        Ok(S3Response::new(GetBucketVersioningOutput::default()))
+    }
+
+    async fn put_bucket_versioning(
+        &self,
+        req: S3Request<PutBucketVersioningInput>,
+    ) -> S3Result<S3Response<PutBucketVersioningOutput>> {
+        let i = req.input;
+        run(|| self.store.head_bucket(&i.bucket))?;
+        let c = i.versioning_configuration;
+        if c.mfa_delete
+            .as_ref()
+            .is_some_and(|m| m.as_str() == MFADelete::ENABLED)
+        {
+            return Err(s3_error!(
+                NotImplemented,
+                "MFA delete is not supported: s3hpc keeps no versions to protect"
+            ));
+        }
+        match c.status.as_ref().map(|s| s.as_str()) {
+            // Suspending versioning on a bucket that never had it changes nothing.
+            None | Some(BucketVersioningStatus::SUSPENDED) => {
+                Ok(S3Response::new(PutBucketVersioningOutput::default()))
+            }
+            Some(other) => Err(s3_error!(
+                NotImplemented,
+                "versioning ({other}) is not supported: s3hpc stores each key as one file and \
+                 keeps only its latest version; GetBucketVersioning answers unversioned, and \
+                 Suspended is accepted as it changes nothing"
+            )),
+        }
+    }
+
+    async fn list_object_versions(
+        &self,
+        req: S3Request<ListObjectVersionsInput>,
+    ) -> S3Result<S3Response<ListObjectVersionsOutput>> {
+        let i = req.input;
+        let max = max_keys(i.max_keys)?;
+        let request = ListRequest {
+            prefix: i.prefix.clone().unwrap_or_default(),
+            delimiter: i.delimiter.clone().filter(|d| !d.is_empty()),
+            start_after: i.key_marker.clone().filter(|m| !m.is_empty()),
+            continuation_token: None,
+            max_keys: max,
+        };
+        let page = if max == 0 {
+            Default::default()
+        } else {
+            run(|| self.store.list_objects(&i.bucket, &request))?
+        };
+        let truncated = page.is_truncated;
+        let l = listed(page, i.encoding_type.as_ref())?;
+        let enc = i.encoding_type.as_ref();
+        // Every object is its only version: id "null", the latest.
+        let versions = l
+            .contents
+            .into_iter()
+            .map(|o| ObjectVersion {
+                e_tag: o.e_tag,
+                is_latest: Some(true),
+                key: o.key,
+                last_modified: o.last_modified,
+                owner: Some(acl::owner()),
+                size: o.size,
+                storage_class: Some(ObjectVersionStorageClass::from_static(
+                    ObjectVersionStorageClass::STANDARD,
+                )),
+                version_id: Some("null".into()),
+                ..Default::default()
+            })
+            .collect();
+        Ok(S3Response::new(ListObjectVersionsOutput {
+            name: Some(i.bucket),
+            prefix: Some(encode_opt(i.prefix, enc).unwrap_or_default()),
+            key_marker: Some(encode_opt(i.key_marker, enc).unwrap_or_default()),
+            version_id_marker: Some(i.version_id_marker.unwrap_or_default()),
+            delimiter: encode_opt(i.delimiter, enc),
+            max_keys: Some(max.min(1000) as i32),
+            is_truncated: Some(truncated),
+            next_key_marker: if truncated { l.last_name } else { None },
+            next_version_id_marker: truncated.then(|| "null".into()),
+            versions: Some(versions),
+            common_prefixes: Some(l.prefixes),
+            encoding_type: i.encoding_type,
+            ..Default::default()
+        }))
+    }
+
+    async fn get_bucket_acl(
+        &self,
+        req: S3Request<GetBucketAclInput>,
+    ) -> S3Result<S3Response<GetBucketAclOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(GetBucketAclOutput {
+            grants: Some(acl::owner_full_control()),
+            owner: Some(acl::owner()),
+        }))
+    }
+
+    async fn put_bucket_acl(
+        &self,
+        req: S3Request<PutBucketAclInput>,
+    ) -> S3Result<S3Response<PutBucketAclOutput>> {
+        let i = req.input;
+        run(|| self.store.head_bucket(&i.bucket))?;
+        acl::check_bucket_canned(i.acl.as_ref())?;
+        acl::check_grants(
+            i.access_control_policy.as_ref(),
+            [
+                &i.grant_full_control,
+                &i.grant_read,
+                &i.grant_read_acp,
+                &i.grant_write,
+                &i.grant_write_acp,
+            ],
+        )?;
+        Ok(S3Response::new(PutBucketAclOutput {}))
+    }
+
+    async fn get_object_acl(
+        &self,
+        req: S3Request<GetObjectAclInput>,
+    ) -> S3Result<S3Response<GetObjectAclOutput>> {
+        let i = req.input;
+        null_version(i.version_id.as_deref())?;
+        run(|| self.store.head_object(&i.bucket, &i.key))?;
+        Ok(S3Response::new(GetObjectAclOutput {
+            grants: Some(acl::owner_full_control()),
+            owner: Some(acl::owner()),
+            ..Default::default()
+        }))
+    }
+
+    async fn put_object_acl(
+        &self,
+        req: S3Request<PutObjectAclInput>,
+    ) -> S3Result<S3Response<PutObjectAclOutput>> {
+        let i = req.input;
+        null_version(i.version_id.as_deref())?;
+        run(|| self.store.head_object(&i.bucket, &i.key))?;
+        acl::check_object_canned(i.acl.as_ref())?;
+        acl::check_grants(
+            i.access_control_policy.as_ref(),
+            [
+                &i.grant_full_control,
+                &i.grant_read,
+                &i.grant_read_acp,
+                &i.grant_write,
+                &i.grant_write_acp,
+            ],
+        )?;
+        Ok(S3Response::new(PutObjectAclOutput::default()))
+    }
+
+    async fn get_bucket_ownership_controls(
+        &self,
+        req: S3Request<GetBucketOwnershipControlsInput>,
+    ) -> S3Result<S3Response<GetBucketOwnershipControlsOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(GetBucketOwnershipControlsOutput {
+            ownership_controls: Some(OwnershipControls {
+                rules: vec![OwnershipControlsRule {
+                    object_ownership: ObjectOwnership::from_static(
+                        ObjectOwnership::BUCKET_OWNER_ENFORCED,
+                    ),
+                }],
+            }),
+        }))
+    }
+
+    async fn put_bucket_ownership_controls(
+        &self,
+        req: S3Request<PutBucketOwnershipControlsInput>,
+    ) -> S3Result<S3Response<PutBucketOwnershipControlsOutput>> {
+        let i = req.input;
+        run(|| self.store.head_bucket(&i.bucket))?;
+        for r in &i.ownership_controls.rules {
+            if r.object_ownership.as_str() != ObjectOwnership::BUCKET_OWNER_ENFORCED {
+                return Err(s3_error!(
+                    NotImplemented,
+                    "object ownership {} is not supported: s3hpc has one owner and no ACLs, \
+                     which is BucketOwnerEnforced (the only setting accepted)",
+                    r.object_ownership.as_str()
+                ));
+            }
+        }
+        Ok(S3Response::new(PutBucketOwnershipControlsOutput {}))
+    }
+
+    async fn get_bucket_policy(
+        &self,
+        req: S3Request<GetBucketPolicyInput>,
+    ) -> S3Result<S3Response<GetBucketPolicyOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(s3_error!(
+            NoSuchBucketPolicy,
+            "bucket {:?} has no policy: s3hpc does not model bucket policies (access is \
+             decided by the server's credentials)",
+            req.input.bucket
+        ))
+    }
+
+    async fn put_bucket_policy(
+        &self,
+        req: S3Request<PutBucketPolicyInput>,
+    ) -> S3Result<S3Response<PutBucketPolicyOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(s3_error!(
+            NotImplemented,
+            "bucket policies are not supported: s3hpc does not model them; access is decided \
+             by the server's credentials and the file system's permissions"
+        ))
+    }
+
+    async fn delete_bucket_policy(
+        &self,
+        req: S3Request<DeleteBucketPolicyInput>,
+    ) -> S3Result<S3Response<DeleteBucketPolicyOutput>> {
+        // There is never a policy to delete: success, as S3 answers then.
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketPolicyOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    // Bucket configurations s3hpc has none of: the Get calls tools make
+    // when reading a bucket (Terraform's provider, the console, s3-tests)
+    // answer exactly as AWS does for a bucket without that configuration,
+    // and the Deletes succeed, as there is nothing to delete.
+
+    async fn get_bucket_cors(
+        &self,
+        req: S3Request<GetBucketCorsInput>,
+    ) -> S3Result<S3Response<GetBucketCorsOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchCORSConfiguration",
+            &req.input.bucket,
+            "CORS configuration",
+        ))
+    }
+
+    async fn get_bucket_lifecycle_configuration(
+        &self,
+        req: S3Request<GetBucketLifecycleConfigurationInput>,
+    ) -> S3Result<S3Response<GetBucketLifecycleConfigurationOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchLifecycleConfiguration",
+            &req.input.bucket,
+            "lifecycle configuration",
+        ))
+    }
+
+    async fn get_bucket_tagging(
+        &self,
+        req: S3Request<GetBucketTaggingInput>,
+    ) -> S3Result<S3Response<GetBucketTaggingOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured("NoSuchTagSet", &req.input.bucket, "tag set"))
+    }
+
+    async fn get_bucket_encryption(
+        &self,
+        req: S3Request<GetBucketEncryptionInput>,
+    ) -> S3Result<S3Response<GetBucketEncryptionOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "ServerSideEncryptionConfigurationNotFoundError",
+            &req.input.bucket,
+            "server-side encryption configuration",
+        ))
+    }
+
+    async fn get_bucket_website(
+        &self,
+        req: S3Request<GetBucketWebsiteInput>,
+    ) -> S3Result<S3Response<GetBucketWebsiteOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchWebsiteConfiguration",
+            &req.input.bucket,
+            "website configuration",
+        ))
+    }
+
+    async fn get_bucket_replication(
+        &self,
+        req: S3Request<GetBucketReplicationInput>,
+    ) -> S3Result<S3Response<GetBucketReplicationOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "ReplicationConfigurationNotFoundError",
+            &req.input.bucket,
+            "replication configuration",
+        ))
+    }
+
+    async fn get_object_lock_configuration(
+        &self,
+        req: S3Request<GetObjectLockConfigurationInput>,
+    ) -> S3Result<S3Response<GetObjectLockConfigurationOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "ObjectLockConfigurationNotFoundError",
+            &req.input.bucket,
+            "object lock configuration",
+        ))
+    }
+
+    async fn get_public_access_block(
+        &self,
+        req: S3Request<GetPublicAccessBlockInput>,
+    ) -> S3Result<S3Response<GetPublicAccessBlockOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchPublicAccessBlockConfiguration",
+            &req.input.bucket,
+            "public access block configuration",
+        ))
+    }
+
+    async fn get_bucket_logging(
+        &self,
+        req: S3Request<GetBucketLoggingInput>,
+    ) -> S3Result<S3Response<GetBucketLoggingOutput>> {
+        // Never configured (logging is off): the empty answer.
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(GetBucketLoggingOutput::default()))
+    }
+
+    async fn get_bucket_accelerate_configuration(
+        &self,
+        req: S3Request<GetBucketAccelerateConfigurationInput>,
+    ) -> S3Result<S3Response<GetBucketAccelerateConfigurationOutput>> {
+        // Never configured (transfer acceleration was never configured): the empty answer.
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(
+            GetBucketAccelerateConfigurationOutput::default(),
+        ))
+    }
+
+    async fn get_bucket_notification_configuration(
+        &self,
+        req: S3Request<GetBucketNotificationConfigurationInput>,
+    ) -> S3Result<S3Response<GetBucketNotificationConfigurationOutput>> {
+        // Never configured (no notifications): the empty answer.
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(
+            GetBucketNotificationConfigurationOutput::default(),
+        ))
+    }
+
+    async fn get_bucket_request_payment(
+        &self,
+        req: S3Request<GetBucketRequestPaymentInput>,
+    ) -> S3Result<S3Response<GetBucketRequestPaymentOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::new(GetBucketRequestPaymentOutput {
+            payer: Some(Payer::from_static(Payer::BUCKET_OWNER)),
+        }))
+    }
+
+    async fn get_bucket_policy_status(
+        &self,
+        req: S3Request<GetBucketPolicyStatusInput>,
+    ) -> S3Result<S3Response<GetBucketPolicyStatusOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Err(not_configured(
+            "NoSuchBucketPolicy",
+            &req.input.bucket,
+            "policy",
+        ))
+    }
+
+    async fn delete_bucket_cors(
+        &self,
+        req: S3Request<DeleteBucketCorsInput>,
+    ) -> S3Result<S3Response<DeleteBucketCorsOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketCorsOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_bucket_lifecycle(
+        &self,
+        req: S3Request<DeleteBucketLifecycleInput>,
+    ) -> S3Result<S3Response<DeleteBucketLifecycleOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketLifecycleOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_bucket_tagging(
+        &self,
+        req: S3Request<DeleteBucketTaggingInput>,
+    ) -> S3Result<S3Response<DeleteBucketTaggingOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketTaggingOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_bucket_encryption(
+        &self,
+        req: S3Request<DeleteBucketEncryptionInput>,
+    ) -> S3Result<S3Response<DeleteBucketEncryptionOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketEncryptionOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_public_access_block(
+        &self,
+        req: S3Request<DeletePublicAccessBlockInput>,
+    ) -> S3Result<S3Response<DeletePublicAccessBlockOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeletePublicAccessBlockOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
+
+    async fn delete_bucket_website(
+        &self,
+        req: S3Request<DeleteBucketWebsiteInput>,
+    ) -> S3Result<S3Response<DeleteBucketWebsiteOutput>> {
+        run(|| self.store.head_bucket(&req.input.bucket))?;
+        Ok(S3Response::with_status(
+            DeleteBucketWebsiteOutput::default(),
+            hyper::StatusCode::NO_CONTENT,
+        ))
+    }
 }
 
 fn copy_source(source: CopySource) -> S3Result<(Box<str>, Box<str>)> {
@@ -815,6 +1437,31 @@ fn copy_source(source: CopySource) -> S3Result<(Box<str>, Box<str>)> {
             "copy sources must be BUCKET/KEY, not access points"
         )),
     }
+}
+
+const NO_VERSIONS: &str = "s3hpc keeps one version of each object, whose version id is \"null\"; \
+                           versioning is not supported";
+
+/// A `versionId` may only name the one version there is.
+fn null_version(v: Option<&str>) -> S3Result<()> {
+    match v {
+        None | Some("null") | Some("") => Ok(()),
+        Some(v) => Err(s3_error!(NoSuchVersion, "no version {v:?}: {NO_VERSIONS}")),
+    }
+}
+
+/// AWS's 404 for a bucket configuration that was never set.
+fn not_configured(code: &str, bucket: &str, what: &str) -> s3s::S3Error {
+    let Ok(code) = code.parse::<s3s::S3ErrorCode>();
+    let mut e = s3s::S3Error::with_message(
+        code,
+        format!(
+            "bucket {bucket:?} has no {what}: s3hpc does not keep bucket configurations \
+             beyond what its server is started with"
+        ),
+    );
+    e.set_status_code(hyper::StatusCode::NOT_FOUND);
+    e
 }
 
 fn part_number(n: i32) -> S3Result<u32> {

@@ -245,6 +245,7 @@ pub(crate) fn written(size: u64, etag: String) -> ObjectInfo {
         content_type: None,
         metadata: Default::default(),
         checksum: None,
+        tag_count: 0,
     }
 }
 

@@ -211,8 +211,10 @@ pub unsafe fn lossy(p: *const c_char) -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
-/// Put options from `S3PutProperties` (content type and metadata; the
-/// other fields are HTTP response headers this store does not keep).
+/// Put options from `S3PutProperties` (content type, metadata and the
+/// body's MD5, which the engine verifies before the object becomes
+/// visible; the other fields are HTTP response headers this store does not
+/// keep).
 ///
 /// # Safety
 /// `p` is NULL or points to valid put properties.
@@ -226,6 +228,19 @@ pub unsafe fn put_options(p: *const PutProperties) -> Result<Option<PutOptions>,
         content_type: unsafe { opt_str(p.content_type, "contentType") }?,
         ..Default::default()
     };
+    // SAFETY: as above.
+    if let Some(md5) = unsafe { opt_str(p.md5, "md5") }? {
+        use base64::Engine as _;
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(md5.trim())
+            .ok()
+            .and_then(|v| <[u8; 16]>::try_from(v).ok())
+            .ok_or(Failure::S3(s3hpc_store::S3Error::new(
+                s3hpc_store::ErrorCode::InvalidArgument,
+                "md5 must be the base64 of a 16-byte MD5 digest",
+            )))?;
+        opts.content_md5 = Some(raw);
+    }
     if p.meta_data_count > 0 && !p.meta_data.is_null() {
         // SAFETY: `meta_data` holds `meta_data_count` entries.
         let nv = unsafe { std::slice::from_raw_parts(p.meta_data, p.meta_data_count as usize) };

@@ -215,6 +215,19 @@ impl Env {
         chunk: usize,
         abort_at: Option<usize>,
     ) -> Call {
+        self.put_md5(bucket, key, src, chunk, abort_at, None)
+    }
+
+    /// A put with `md5` (base64) in its put properties.
+    fn put_md5(
+        &self,
+        bucket: &CString,
+        key: &str,
+        src: Vec<u8>,
+        chunk: usize,
+        abort_at: Option<usize>,
+        md5: Option<&std::ffi::CStr>,
+    ) -> Call {
         let key = CString::new(key).unwrap();
         let len = src.len() as u64;
         let mut c = Call {
@@ -230,7 +243,7 @@ impl Env {
         }];
         let props = S3PutProperties {
             content_type: c"application/x-test".as_ptr(),
-            md5: null(),
+            md5: md5.map_or(null(), |m| m.as_ptr()),
             cache_control: null(),
             content_disposition_filename: null(),
             content_encoding: null(),
@@ -390,6 +403,37 @@ fn exercise(env: &Env) {
     assert_eq!(h.status, Some(S3Status::OK));
     assert_eq!(h.length, Some(src.len() as u64));
     assert_eq!(h.etag, put.etag);
+
+    // The put properties' MD5 is verified: a wrong one keeps nothing.
+    let wrong = env.put_md5(
+        &b,
+        "md5",
+        b"abc".to_vec(),
+        2,
+        None,
+        Some(c"AAAAAAAAAAAAAAAAAAAAAA=="),
+    );
+    assert_eq!(
+        wrong.status,
+        Some(S3Status::ErrorBadDigest),
+        "{}",
+        wrong.message
+    );
+    let h = env.object_op("head", &b, "md5");
+    assert_eq!(h.status, Some(S3Status::ErrorNoSuchKey));
+    let right = env.put_md5(
+        &b,
+        "md5",
+        b"abc".to_vec(),
+        2,
+        None,
+        Some(c"kAFQmDzST7DWlj99KOF/cg=="),
+    );
+    assert_eq!(right.status, Some(S3Status::OK), "{}", right.message);
+    assert_eq!(
+        env.object_op("delete", &b, "md5").status,
+        Some(S3Status::OK)
+    );
 
     // Listing: prefix, delimiter, max-keys with truncation and marker.
     for k in ["a/1", "a/2", "b", "c", "d"] {

@@ -19,7 +19,7 @@ use crate::message::{Request, Response};
 use crate::shm::{SharedBuffer, SHARED_BUFFER_BYTES};
 use s3hpc_client::{
     BucketInfo, ByteRange, ErrorCode, GetObject, ListPage, ListRequest, ObjectBody, ObjectInfo,
-    PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, UploadInfo,
+    PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, Tags, UploadInfo, WriteCondition,
 };
 use std::borrow::Cow;
 use std::io::{self, Read};
@@ -591,15 +591,59 @@ impl S3Client for RemoteClient {
         dst_key: &str,
         opts: Option<&PutOptions>,
     ) -> Result<ObjectInfo> {
+        self.copy_object_if(
+            src_bucket,
+            src_key,
+            dst_bucket,
+            dst_key,
+            opts,
+            &WriteCondition::Always,
+        )
+    }
+
+    fn copy_object_if(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
         let req = Request::CopyObject {
             src_bucket: src_bucket.into(),
             src_key: src_key.into(),
             dst_bucket: dst_bucket.into(),
             dst_key: dst_key.into(),
             opts: opts.map(Cow::Borrowed),
+            condition: cond.clone(),
         };
         let r = self.simple(req, Body::None)?;
         reply!("CopyObject", r, Response::Info(i) => i)
+    }
+
+    fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<Tags> {
+        let req = Request::GetObjectTagging {
+            bucket: bucket.into(),
+            key: key.into(),
+        };
+        let r = self.simple(req, Body::None)?;
+        reply!("GetObjectTagging", r, Response::Tags(t) => t)
+    }
+
+    fn put_object_tagging(&self, bucket: &str, key: &str, tags: &Tags) -> Result<()> {
+        self.done(Request::PutObjectTagging {
+            bucket: bucket.into(),
+            key: key.into(),
+            tags: Cow::Borrowed(tags),
+        })
+    }
+
+    fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()> {
+        self.done(Request::DeleteObjectTagging {
+            bucket: bucket.into(),
+            key: key.into(),
+        })
     }
 
     fn create_multipart_upload(
@@ -647,11 +691,23 @@ impl S3Client for RemoteClient {
         upload_id: &str,
         parts: &[(u32, String)],
     ) -> Result<ObjectInfo> {
+        self.complete_multipart_upload_if(bucket, key, upload_id, parts, &WriteCondition::Always)
+    }
+
+    fn complete_multipart_upload_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
         let req = Request::CompleteMultipartUpload {
             bucket: bucket.into(),
             key: key.into(),
             upload_id: upload_id.into(),
             parts: Cow::Borrowed(parts),
+            condition: cond.clone(),
         };
         let r = self.simple(req, Body::None)?;
         reply!("CompleteMultipartUpload", r, Response::Info(i) => i)

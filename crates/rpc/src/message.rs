@@ -11,7 +11,7 @@
 
 use s3hpc_client::{
     BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutOptions,
-    S3Error, UploadInfo,
+    S3Error, Tags, UploadInfo, WriteCondition,
 };
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -88,6 +88,8 @@ pub enum Request<'a> {
         dst_key: Cow<'a, str>,
         /// `None`: keep the source's content type and metadata.
         opts: Option<Cow<'a, PutOptions>>,
+        /// Written only if this holds for the destination (version 2).
+        condition: WriteCondition,
     },
     CreateMultipartUpload {
         #[serde(borrow)]
@@ -115,6 +117,8 @@ pub enum Request<'a> {
         #[serde(borrow)]
         upload_id: Cow<'a, str>,
         parts: Cow<'a, [(u32, String)]>,
+        /// The object is made only if this holds (version 2).
+        condition: WriteCondition,
     },
     AbortMultipartUpload {
         #[serde(borrow)]
@@ -144,6 +148,26 @@ pub enum Request<'a> {
     AttachSharedBuffer {
         size: u64,
     },
+    /// Version 2 on: object tags.
+    GetObjectTagging {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+    },
+    PutObjectTagging {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        tags: Cow<'a, Tags>,
+    },
+    DeleteObjectTagging {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+    },
 }
 
 impl Request<'_> {
@@ -167,6 +191,9 @@ impl Request<'_> {
             Request::ListParts { .. } => 14,
             Request::ListMultipartUploads { .. } => 15,
             Request::AttachSharedBuffer { .. } => 16,
+            Request::GetObjectTagging { .. } => 17,
+            Request::PutObjectTagging { .. } => 18,
+            Request::DeleteObjectTagging { .. } => 19,
         }
     }
 
@@ -204,7 +231,7 @@ impl Request<'_> {
 
 /// The name of an op code, `unknown` for codes outside the table.
 pub fn op_name(op: u8) -> &'static str {
-    const NAMES: [&str; 17] = [
+    const NAMES: [&str; 20] = [
         "CreateBucket",
         "DeleteBucket",
         "HeadBucket",
@@ -222,6 +249,9 @@ pub fn op_name(op: u8) -> &'static str {
         "ListParts",
         "ListMultipartUploads",
         "AttachSharedBuffer",
+        "GetObjectTagging",
+        "PutObjectTagging",
+        "DeleteObjectTagging",
     ];
     NAMES.get(op as usize).copied().unwrap_or("unknown")
 }
@@ -253,6 +283,8 @@ pub enum Response {
         offset: u64,
         length: u64,
     },
+    /// GetObjectTagging (version 2).
+    Tags(Tags),
 }
 
 /// A failed reply: the S3 error code (as S3 spells it) and the message.
@@ -325,6 +357,8 @@ mod tests {
             metadata: BTreeMap::from([("m".to_string(), "v".to_string())]),
             checksum: None,
             content_md5: None,
+            tags: BTreeMap::from([("t".to_string(), "u".to_string())]),
+            condition: WriteCondition::IfMatch("e".into()),
         };
         let put = Request::PutObject {
             bucket: "bk".into(),
@@ -336,7 +370,7 @@ mod tests {
             postcard::to_allocvec(&put).unwrap(),
             [
                 4, 2, b'b', b'k', 3, b'a', b'/', b'b', 1, 0xac, 2, 1, 1, b't', 1, 1, b'm', 1, b'v',
-                0, 0
+                0, 0, 1, 1, b't', 1, b'u', 2, 1, b'e'
             ]
         );
         let info = Response::Info(ObjectInfo {
@@ -347,10 +381,11 @@ mod tests {
             content_type: None,
             metadata: BTreeMap::new(),
             checksum: None,
+            tag_count: 3,
         });
         assert_eq!(
             postcard::to_allocvec(&info).unwrap(),
-            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0]
+            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3]
         );
         assert_eq!(VERSION, 2, "update the golden bytes with the version");
     }

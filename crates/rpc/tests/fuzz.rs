@@ -11,7 +11,7 @@
 mod common;
 
 use common::{Socket, TestGateway};
-use s3hpc_client::{ByteRange, ListRequest, PutOptions, S3Client};
+use s3hpc_client::{ByteRange, ListRequest, PutOptions, S3Client, WriteCondition};
 use s3hpc_rpc::body::decode_error;
 use s3hpc_rpc::frame::{Header, Kind, HEADER_LEN, MAX_CONTROL, MAX_DATA};
 use s3hpc_rpc::message::{Request, Response};
@@ -93,6 +93,8 @@ fn seeds() -> Vec<Vec<u8>> {
     let opts = PutOptions {
         content_type: Some("text/plain".into()),
         metadata: BTreeMap::from([("a".into(), "b".into())]),
+        tags: BTreeMap::from([("t".into(), "v".into())]),
+        condition: WriteCondition::IfNoneMatch,
         ..Default::default()
     };
     let list = ListRequest {
@@ -144,6 +146,7 @@ fn seeds() -> Vec<Vec<u8>> {
             dst_bucket: b(),
             dst_key: "../x".into(),
             opts: Some(Cow::Borrowed(&opts)),
+            condition: WriteCondition::IfMatch("\"e\"".into()),
         },
         Request::CreateMultipartUpload {
             bucket: b(),
@@ -162,6 +165,7 @@ fn seeds() -> Vec<Vec<u8>> {
             key: k(),
             upload_id: u(),
             parts: Cow::Borrowed(&parts),
+            condition: WriteCondition::IfNoneMatch,
         },
         Request::AbortMultipartUpload {
             bucket: b(),
@@ -176,6 +180,19 @@ fn seeds() -> Vec<Vec<u8>> {
         Request::ListMultipartUploads {
             bucket: b(),
             prefix: "".into(),
+        },
+        Request::GetObjectTagging {
+            bucket: b(),
+            key: k(),
+        },
+        Request::PutObjectTagging {
+            bucket: b(),
+            key: k(),
+            tags: Cow::Borrowed(&opts.tags),
+        },
+        Request::DeleteObjectTagging {
+            bucket: b(),
+            key: k(),
         },
     ];
     reqs.iter()

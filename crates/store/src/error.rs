@@ -47,6 +47,7 @@ error_codes! {
     InvalidPart => "InvalidPart",
     InvalidPartOrder => "InvalidPartOrder",
     MetadataTooLarge => "MetadataTooLarge",
+    InvalidTag => "InvalidTag",
     BadDigest => "BadDigest",
     InvalidRequest => "InvalidRequest",
     IncompleteBody => "IncompleteBody",

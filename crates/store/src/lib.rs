@@ -20,6 +20,7 @@ mod names;
 mod nested;
 mod object;
 mod put;
+mod tagging;
 mod temp;
 mod types;
 
@@ -28,6 +29,7 @@ pub use checksum::{
     LateChecksum, ObjectChecksum,
 };
 pub use error::{ErrorCode, Result, S3Error};
+pub use meta::{validate_tags, MAX_TAGS};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
 pub use temp::STALE_AGE;
@@ -63,6 +65,8 @@ pub struct Store {
     temps: temp::TempNames,
     /// Replace existing keys by rename-exchange (see `Store::install`).
     exchange_on_replace: std::sync::atomic::AtomicBool,
+    /// Whether `renameat2(RENAME_NOREPLACE)` works (see `Store::create_from`).
+    noreplace_rename: std::sync::atomic::AtomicBool,
     /// Whether the file system has `O_TMPFILE` (see `object::Temp`).
     unnamed_temps: std::sync::atomic::AtomicBool,
     /// tmpfs: a directory's `st_size` counts its entries (see `may_be_empty`).
@@ -99,10 +103,24 @@ impl Store {
             listings: list::ListingCache::new(),
             temps: temp::TempNames::new(),
             exchange_on_replace: std::sync::atomic::AtomicBool::new(fs_type == EXT4_SUPER_MAGIC),
+            noreplace_rename: std::sync::atomic::AtomicBool::new(true),
             unnamed_temps: std::sync::atomic::AtomicBool::new(true),
             dir_size_counts_entries: fs_type == TMPFS_MAGIC,
             nesting_is_atomic: EXCHANGE_FS.contains(&fs_type),
         })
+    }
+
+    /// Takes the paths of a file system with none of Linux's extras: no
+    /// `O_TMPFILE`, no `renameat2` flags and (process-wide) no
+    /// open-file-description locks, as on some FUSE and network file
+    /// systems. For tests of the fallbacks.
+    #[doc(hidden)]
+    pub fn emulate_minimal_fs(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.unnamed_temps.store(false, Relaxed);
+        self.noreplace_rename.store(false, Relaxed);
+        self.exchange_on_replace.store(false, Relaxed);
+        put::NO_OFD_LOCKS.store(true, Relaxed);
     }
 
     pub fn root(&self) -> &Path {

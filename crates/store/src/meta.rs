@@ -34,11 +34,49 @@ pub(crate) struct StoredMeta {
     pub content_type: Option<String>,
     pub metadata: BTreeMap<String, String>,
     pub checksum: Option<crate::ObjectChecksum>,
+    /// Object tags. Encoded after the metadata pairs only when there are
+    /// any, so attributes written before tags existed decode unchanged.
+    pub tags: BTreeMap<String, String>,
+}
+
+/// S3's limits on object tags.
+pub const MAX_TAGS: usize = 10;
+const MAX_TAG_KEY: usize = 128;
+const MAX_TAG_VALUE: usize = 256;
+
+/// Checks a tag set against S3's limits (count, key and value lengths in
+/// characters, no empty key).
+pub fn validate_tags(tags: &BTreeMap<String, String>) -> Result<()> {
+    if tags.len() > MAX_TAGS {
+        return Err(s3err!(
+            InvalidTag,
+            "{} tags given; an object can have at most {MAX_TAGS}",
+            tags.len()
+        ));
+    }
+    for (k, v) in tags {
+        if k.is_empty() || k.chars().count() > MAX_TAG_KEY {
+            return Err(s3err!(
+                InvalidTag,
+                "tag key {k:?} must be 1 to {MAX_TAG_KEY} characters"
+            ));
+        }
+        if v.chars().count() > MAX_TAG_VALUE {
+            return Err(s3err!(
+                InvalidTag,
+                "the value of tag {k:?} is longer than {MAX_TAG_VALUE} characters"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Fields added after format 1 follow the pairs as `tag, length-prefixed
 /// bytes` records; a reader skips tags it does not know.
 const TAG_CHECKSUM: u8 = 1;
+/// An object tag: its key, and its value in the record that follows.
+const TAG_TAG_KEY: u8 = 2;
+const TAG_TAG_VALUE: u8 = 3;
 
 impl StoredMeta {
     pub fn from_put(opts: &PutOptions, etag: Option<String>) -> Result<StoredMeta> {
@@ -55,11 +93,13 @@ impl StoredMeta {
                 "content type is longer than 1024 bytes"
             ));
         }
+        validate_tags(&opts.tags)?;
         Ok(StoredMeta {
             etag,
             content_type: opts.content_type.clone(),
             metadata: opts.metadata.clone(),
             checksum: None,
+            tags: opts.tags.clone(),
         })
     }
 
@@ -68,6 +108,7 @@ impl StoredMeta {
             && self.content_type.is_none()
             && self.metadata.is_empty()
             && self.checksum.is_none()
+            && self.tags.is_empty()
     }
 
     /// Length-prefixed fields: version, etag, content type, then pairs.
@@ -83,6 +124,13 @@ impl StoredMeta {
         if let Some(c) = &self.checksum {
             out.push(TAG_CHECKSUM);
             put_str(&mut out, &c.encode());
+        }
+        // Each tag as two records: its key, then its value.
+        for (k, v) in &self.tags {
+            out.push(TAG_TAG_KEY);
+            put_str(&mut out, k);
+            out.push(TAG_TAG_VALUE);
+            put_str(&mut out, v);
         }
         out
     }
@@ -108,11 +156,17 @@ impl StoredMeta {
             metadata.insert(k, v);
         }
         let mut checksum = None;
+        let mut tags = BTreeMap::new();
+        let mut tag_key = None;
         while r.pos < buf.len() {
             let tag = r.take(1)?[0];
             let value = r.string()?;
             if tag == TAG_CHECKSUM {
                 checksum = crate::ObjectChecksum::decode(&value);
+            } else if tag == TAG_TAG_KEY {
+                tag_key = Some(value);
+            } else if tag == TAG_TAG_VALUE {
+                tags.insert(tag_key.take()?, value);
             }
         }
         Some(StoredMeta {
@@ -120,6 +174,7 @@ impl StoredMeta {
             content_type,
             metadata,
             checksum,
+            tags,
         })
     }
 
@@ -297,6 +352,7 @@ pub(crate) fn object_info(key: &str, st: &Stat, stored: Option<StoredMeta>) -> O
         content_type: stored.content_type,
         metadata: stored.metadata,
         checksum: stored.checksum,
+        tag_count: stored.tags.len() as u16,
     }
 }
 
@@ -313,8 +369,7 @@ mod tests {
         let mut m = StoredMeta {
             etag: Some("\"abc\"".into()),
             content_type: Some("text/plain".into()),
-            metadata: BTreeMap::new(),
-            checksum: None,
+            ..Default::default()
         };
         m.metadata.insert("k".into(), "välue".into());
         assert_eq!(StoredMeta::decode(&m.encode()), m);
@@ -323,6 +378,9 @@ mod tests {
             kind: crate::ChecksumType::FullObject,
             value: "AAAAAAAAAAA=".into(),
         });
+        assert_eq!(StoredMeta::decode(&m.encode()), m);
+        m.tags.insert("project".into(), "x".into());
+        m.tags.insert("owner".into(), "".into());
         assert_eq!(StoredMeta::decode(&m.encode()), m);
         let empty = StoredMeta::default();
         assert_eq!(StoredMeta::decode(&empty.encode()), empty);

@@ -103,6 +103,13 @@ impl Store {
     ) -> Result<String> {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
+        if !opts.condition.is_always() {
+            return Err(s3err!(
+                InvalidArgument,
+                "CreateMultipartUpload takes no If-Match / If-None-Match; send the condition \
+                 with CompleteMultipartUpload, where S3 checks it"
+            ));
+        }
         let mut stored = StoredMeta::from_put(opts, None)?;
         if let Some(c) = &opts.checksum {
             check_multipart_type(c)?;
@@ -246,15 +253,30 @@ impl Store {
         upload_id: &str,
         parts: &[(u32, String)],
     ) -> Result<ObjectInfo> {
-        self.complete_multipart_upload_checked(bucket, key, upload_id, parts, &[], None)
+        self.complete_multipart_upload_if(bucket, key, upload_id, parts, &WriteCondition::Always)
     }
 
-    /// [`Store::complete_multipart_upload`] with the part checksums the
+    /// CompleteMultipartUpload that makes the object only if `cond` holds;
+    /// when it does not (412), the upload stays as it was, to be completed
+    /// again or aborted.
+    pub fn complete_multipart_upload_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
+        self.complete_multipart_upload_checked(bucket, key, upload_id, parts, &[], None, cond)
+    }
+
+    /// [`Store::complete_multipart_upload_if`] with the part checksums the
     /// client lists (`part_checksums[i]` for `parts[i]`, base64; a missing
     /// or `None` entry is not checked) and the whole object's checksum if
     /// the client sent one. The object's checksum is formed as the upload
     /// was created to: COMPOSITE (the algorithm over the concatenated part
     /// checksums, `-N`) or FULL_OBJECT (the part CRCs combined).
+    #[allow(clippy::too_many_arguments)]
     pub fn complete_multipart_upload_checked(
         &self,
         bucket: &str,
@@ -263,6 +285,7 @@ impl Store {
         parts: &[(u32, String)],
         part_checksums: &[Option<String>],
         whole: Option<&ChecksumRequest>,
+        cond: &WriteCondition,
     ) -> Result<ObjectInfo> {
         let mut stored = self.upload_info(bucket, key, upload_id)?;
         let plan = stored.checksum.take();
@@ -371,12 +394,13 @@ impl Store {
                 value,
             });
         }
-        self.write_object(
+        self.write_object_if(
             bucket,
             key,
             Source::Files(files),
             stored,
             Default::default(),
+            cond,
         )?;
         self.remove_upload(bucket, upload_id);
         self.head_object(bucket, key)

@@ -111,7 +111,7 @@ impl Store {
     }
 
     /// Maps a failure to find an object onto NoSuchBucket or NoSuchKey.
-    fn missing(&self, bucket: &str, key: &str, e: io::Error) -> S3Error {
+    pub(crate) fn missing(&self, bucket: &str, key: &str, e: io::Error) -> S3Error {
         let gone = e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR);
         if gone && !self.bucket_exists(bucket) {
             s3err!(NoSuchBucket, "bucket {bucket:?} does not exist")
@@ -473,8 +473,35 @@ impl Store {
         dst_key: &str,
         opts: Option<&PutOptions>,
     ) -> Result<ObjectInfo> {
+        self.copy_object_if(
+            src_bucket,
+            src_key,
+            dst_bucket,
+            dst_key,
+            opts,
+            &WriteCondition::Always,
+        )
+    }
+
+    /// CopyObject whose destination is written only if `cond` holds (as
+    /// PutObject's; `opts.condition` must be `Always`).
+    pub fn copy_object_if(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
         validate_bucket_name(dst_bucket)?;
         validate_key(dst_key)?;
+        if opts.is_some_and(|o| !o.condition.is_always()) {
+            return Err(s3err!(
+                InvalidArgument,
+                "CopyObject takes its write condition as an argument, not in the options"
+            ));
+        }
         let (src, file) = self.open_object(src_bucket, src_key)?;
         let mut stored = match opts {
             Some(o) => StoredMeta::from_put(o, None)?,
@@ -482,6 +509,12 @@ impl Store {
                 etag: None,
                 content_type: src.content_type.clone(),
                 metadata: src.metadata.clone(),
+                // Tags come along as S3's default tagging directive (COPY) says.
+                tags: if src.tag_count > 0 {
+                    StoredMeta::read_from(&file).tags
+                } else {
+                    Default::default()
+                },
                 ..Default::default()
             },
         };
@@ -499,7 +532,7 @@ impl Store {
             Some(c) if check.is_none() => check = Some(ChecksumRequest::new(c.algorithm)),
             _ => {}
         }
-        self.write_object(
+        self.write_object_if(
             dst_bucket,
             dst_key,
             Source::Files(vec![(file, 0, src.size)]),
@@ -508,6 +541,7 @@ impl Store {
                 sum: check.as_ref(),
                 md5: None,
             },
+            cond,
         )?;
         self.head_object(dst_bucket, dst_key)
     }

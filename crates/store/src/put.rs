@@ -129,12 +129,26 @@ impl Store {
         }
         let empty = matches!(body, PutBody::Bytes(b) if b.is_empty())
             || matches!(body, PutBody::Stream { len: Some(0), .. });
-        if empty && stored.is_empty() && opts.checksum.is_none() && opts.content_md5.is_none() {
+        if empty
+            && stored.is_empty()
+            && opts.checksum.is_none()
+            && opts.content_md5.is_none()
+            && !matches!(opts.condition, WriteCondition::IfMatch(_))
+        {
+            // O_EXCL is itself the If-None-Match create; a key that exists
+            // goes on to the replacing path, which answers 412 for it.
             if let Some(etag) = self.create_empty(bucket, key)? {
                 return Ok(etag);
             }
         }
-        self.write_object(bucket, key, Source::Body(body), stored, Checks::of(opts))
+        self.write_object_if(
+            bucket,
+            key,
+            Source::Body(body),
+            stored,
+            Checks::of(opts),
+            &opts.condition,
+        )
     }
 
     /// An empty object with no metadata is complete the moment it exists, so
@@ -170,13 +184,37 @@ impl Store {
         bucket: &str,
         key: &str,
         source: Source<'_>,
+        stored: StoredMeta,
+        checks: Checks<'_>,
+    ) -> Result<String> {
+        self.write_object_if(bucket, key, source, stored, checks, &WriteCondition::Always)
+    }
+
+    /// [`Store::write_object`] under a precondition, checked atomically
+    /// with the step that makes the temporary the object (see
+    /// [`Store::place`]).
+    pub(crate) fn write_object_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        source: Source<'_>,
         mut stored: StoredMeta,
         checks: Checks<'_>,
+        cond: &WriteCondition,
     ) -> Result<String> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
+        if let WriteCondition::IfMatch(want) = cond {
+            // Fail early, before any data is written and without making
+            // directories for a key that does not exist; the check that
+            // counts is the one made under the lock in `place`.
+            let info = self.head_unchecked(bucket, key)?;
+            if !etag_matches(want, &info.etag) {
+                return Err(precondition_failed(bucket, key, cond, Some(&info.etag)));
+            }
+        }
         TEMP_NAME.with_borrow_mut(|tmp| {
-            let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp)?;
+            let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp, cond)?;
             let fd = temp.fd();
             let result = self
                 .fill(fd, source, &mut stored, checks)
@@ -185,7 +223,7 @@ impl Store {
                     ErrorCode::BadDigest => e,
                     _ => S3Error::new(e.code, format!("{bucket}/{key}: {}", e.message)),
                 })
-                .and_then(|()| self.finish(&dirfd, &temp, tmp, bucket, key, &stored));
+                .and_then(|()| self.finish(&dirfd, &temp, tmp, bucket, key, &stored, cond));
             if result.is_err() && matches!(temp, Temp::Named(_)) {
                 let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
             }
@@ -202,8 +240,16 @@ impl Store {
         key: &str,
         rel: &str,
         tmp: &mut String,
+        cond: &WriteCondition,
     ) -> Result<(Rc<OwnedFd>, Temp)> {
-        if self.unnamed_temps.load(Ordering::Relaxed) && !OverwritePredictor::expect_overwrite() {
+        // If-None-Match wants a new key: `linkat` of an unnamed file is the
+        // atomic create. If-Match replaces, which needs a name to rename.
+        let unnamed = match cond {
+            WriteCondition::Always => !OverwritePredictor::expect_overwrite(),
+            WriteCondition::IfNoneMatch => true,
+            WriteCondition::IfMatch(_) => false,
+        };
+        if unnamed && self.unnamed_temps.load(Ordering::Relaxed) {
             let (dirfd, fd) = self.in_write_dir(bucket, key, rel, |d| {
                 match openat(
                     d,
@@ -284,6 +330,7 @@ impl Store {
     }
 
     /// Stores metadata, syncs if asked, and renames the temporary into place.
+    #[allow(clippy::too_many_arguments)] // the PUT's state, passed down once
     fn finish(
         &self,
         dirfd: &Rc<OwnedFd>,
@@ -292,6 +339,7 @@ impl Store {
         bucket: &str,
         key: &str,
         stored: &StoredMeta,
+        cond: &WriteCondition,
     ) -> Result<String> {
         // Formatted only on an error path: this runs on every PUT.
         let what = || format!("{bucket}/{key}");
@@ -303,7 +351,15 @@ impl Store {
         if self.config.durability == Durability::Fsync {
             fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         }
-        let dirfd = self.place(dirfd, temp, tmp, bucket, key)?;
+        let dirfd = match cond {
+            WriteCondition::IfMatch(want) => {
+                // Held until the new object is in place: no other
+                // conditional writer can compare in between.
+                let _lock = self.lock_current(dirfd, bucket, key, want, cond)?;
+                self.place(dirfd, temp, tmp, bucket, key, cond)?
+            }
+            _ => self.place(dirfd, temp, tmp, bucket, key, cond)?,
+        };
         if self.config.durability == Durability::Fsync {
             self.sync_dir(&dirfd, bucket, key)?;
         }
@@ -326,7 +382,9 @@ impl Store {
         tmp: &mut String,
         bucket: &str,
         key: &str,
+        cond: &WriteCondition,
     ) -> Result<Rc<OwnedFd>> {
+        let if_absent = matches!(cond, WriteCondition::IfNoneMatch);
         let kp = split_key(key);
         let name = kp.name;
         // Needed only when retrying: not built on the common path.
@@ -337,7 +395,10 @@ impl Store {
         let mut attempts = 0;
         let result = loop {
             let placed = match temp {
+                // `linkat` fails with EEXIST if the key exists: the atomic create.
+                Temp::Unnamed(fd) if !named && if_absent => link_fd(fd, dirfd.as_fd(), name),
                 Temp::Unnamed(fd) if !named => self.link_unnamed(&dirfd, fd, tmp, name, &mut named),
+                _ if if_absent => self.create_from(&dirfd, tmp, name),
                 _ => self.install(&dirfd, tmp, name),
             };
             match placed {
@@ -356,6 +417,10 @@ impl Store {
                         .0;
                     named = true;
                 }
+                // A folder marker's entry is never a directory.
+                Err(Errno::EXIST) if if_absent && name == DIR_ENTRY => {
+                    break Err(precondition_failed(bucket, key, cond, None))
+                }
                 Err(Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST)
                     if attempts < 64 && name != DIR_ENTRY =>
                 {
@@ -364,9 +429,18 @@ impl Store {
                     // object becomes the directory's self-entry.
                     attempts += 1;
                     let sub_rel = format!("{}/{name}", rel());
-                    if unlinkat(&dirfd, name, AtFlags::REMOVEDIR).is_ok() {
-                        self.dirs.forget(&sub_rel);
-                        continue;
+                    match unlinkat(&dirfd, name, AtFlags::REMOVEDIR) {
+                        Ok(()) => {
+                            self.dirs.forget(&sub_rel);
+                            continue;
+                        }
+                        // A file (an object) holds the name.
+                        Err(Errno::NOTDIR) if if_absent => {
+                            break Err(precondition_failed(bucket, key, cond, None))
+                        }
+                        // Deleted meanwhile: the name is free again.
+                        Err(Errno::NOENT) => continue,
+                        Err(_) => {}
                     }
                     // Removed or replaced meanwhile: try the plain name again.
                     let Ok(sub) = self.dirs.get(self.root_fd.as_fd(), &sub_rel) else {
@@ -375,8 +449,11 @@ impl Store {
                     // Published from the open file, not by the name `tmp`:
                     // on ext4 `install` swapped with the directory and back,
                     // and a nesting in between leaves a directory there.
-                    match self.publish_self(temp.fd(), &sub) {
+                    match self.publish_self(temp.fd(), &sub, if_absent) {
                         Ok(()) => {}
+                        Err(Errno::EXIST) if if_absent => {
+                            break Err(precondition_failed(bucket, key, cond, None))
+                        }
                         Err(Errno::NOENT) if DirCache::is_dead(&sub) => {
                             self.dirs.forget(&sub_rel);
                             continue;
@@ -408,8 +485,12 @@ impl Store {
         result
     }
 
-    /// Makes the finished file `fd` the self-entry of directory `sub`.
-    fn publish_self(&self, fd: &OwnedFd, sub: &OwnedFd) -> rustix::io::Result<()> {
+    /// Makes the finished file `fd` the self-entry of directory `sub`; with
+    /// `if_absent` only if there is none (EEXIST otherwise).
+    fn publish_self(&self, fd: &OwnedFd, sub: &OwnedFd, if_absent: bool) -> rustix::io::Result<()> {
+        if if_absent {
+            return link_fd(fd, sub.as_fd(), SELF_ENTRY);
+        }
         let mut t = String::new();
         self.temps.next(&mut t);
         link_fd(fd, sub.as_fd(), &t)?;
@@ -448,6 +529,102 @@ impl Store {
             }
         }
         placed
+    }
+
+    /// Makes the named temporary `tmp` the key only if no entry has that
+    /// name (EEXIST otherwise), in one atomic step: `renameat2` with
+    /// `RENAME_NOREPLACE`, or where the file system lacks it (ceph-fuse,
+    /// GlusterFS, NFS) `link(2)` of the temporary, atomic on every POSIX
+    /// file system, and then the temporary's name is removed.
+    fn create_from(&self, dirfd: &OwnedFd, tmp: &str, name: &str) -> rustix::io::Result<()> {
+        if self.noreplace_rename.load(Ordering::Relaxed) {
+            match renameat_with(dirfd, tmp, dirfd, name, RenameFlags::NOREPLACE) {
+                Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+                    self.noreplace_rename.store(false, Ordering::Relaxed)
+                }
+                other => return other,
+            }
+        }
+        linkat(dirfd, tmp, dirfd, name, AtFlags::empty())?;
+        let _ = unlinkat(dirfd, tmp, AtFlags::empty());
+        Ok(())
+    }
+
+    /// If-Match's compare-and-swap: opens the current object, takes an
+    /// exclusive fcntl lock on it (open-file-description locks: per open
+    /// file, so they exclude threads of one process as well as other
+    /// processes, and other nodes where the file system's locks are
+    /// cluster-wide), makes sure the name still leads to the locked inode
+    /// (a writer that held the lock before may have renamed a new object
+    /// in; then the new one is locked instead), and compares its ETag. The
+    /// returned lock is held until the temporary has replaced the object.
+    fn lock_current(
+        &self,
+        dirfd: &OwnedFd,
+        bucket: &str,
+        key: &str,
+        want: &str,
+        cond: &WriteCondition,
+    ) -> Result<CasLock> {
+        let kp = split_key(key);
+        let (mut name, mut sub) = (kp.name, None::<Rc<OwnedFd>>);
+        let what = || format!("{bucket}/{key}");
+        let missing = || {
+            s3err!(
+                NoSuchKey,
+                "no object {key:?} in bucket {bucket:?} to replace: If-Match needs an existing \
+                 object (use If-None-Match: * to create one)"
+            )
+        };
+        let io = |e: Errno| S3Error::from_io(&e.into(), &what());
+        for _ in 0..1000 {
+            // The object of a key that is also a prefix is its self-entry.
+            let dirfd: &OwnedFd = sub.as_deref().unwrap_or(dirfd);
+            let fd = match openat(
+                dirfd,
+                name,
+                // NONBLOCK: opening a FIFO planted in the tree must not hang.
+                OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => fd,
+                Err(Errno::ISDIR) if sub.is_none() && name != DIR_ENTRY => {
+                    let rel = dir_rel(bucket, key);
+                    sub = Some(
+                        self.dirs
+                            .get(self.root_fd.as_fd(), &rel)
+                            .map_err(|e| S3Error::from_io(&e, &what()))?,
+                    );
+                    name = SELF_ENTRY;
+                    continue;
+                }
+                Err(Errno::NOENT | Errno::ISDIR) => return Err(missing()),
+                Err(e) => return Err(io(e)),
+            };
+            let lock = CasLock::acquire(fd).map_err(io)?;
+            let st = fstat(&lock.fd).map_err(io)?;
+            match rustix::fs::statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(now) if now.st_ino == st.st_ino && now.st_dev == st.st_dev => {}
+                // Replaced while this writer waited: lock the new object.
+                Ok(_) => continue,
+                Err(Errno::NOENT) => return Err(missing()),
+                Err(e) => return Err(io(e)),
+            }
+            if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+                return Err(missing());
+            }
+            let stored = meta::has_meta(&st).then(|| StoredMeta::read_from(&lock.fd));
+            let etag = meta::object_info(key, &st, stored).etag;
+            if !etag_matches(want, &etag) {
+                return Err(precondition_failed(bucket, key, cond, Some(&etag)));
+            }
+            return Ok(lock);
+        }
+        Err(s3err!(
+            ServiceUnavailable,
+            "{}: the object kept being replaced while waiting for its lock; retry",
+            what()
+        ))
     }
 
     /// Moves the finished temporary over the key, atomically.
@@ -592,6 +769,86 @@ fn merge_displaced(dirfd: &OwnedFd, tmp: &str, sub: &OwnedFd) {
         }
     }
     let _ = unlinkat(dirfd, tmp, AtFlags::REMOVEDIR);
+}
+
+/// Whether an If-Match value names this ETag (quotes optional, `*` any).
+fn etag_matches(want: &str, etag: &str) -> bool {
+    let want = want.trim();
+    want == "*"
+        || want
+            .split(',')
+            .any(|w| w.trim().trim_start_matches("W/").trim_matches('"') == etag.trim_matches('"'))
+}
+
+fn precondition_failed(
+    bucket: &str,
+    key: &str,
+    cond: &WriteCondition,
+    current: Option<&str>,
+) -> S3Error {
+    match (cond, current) {
+        (WriteCondition::IfMatch(want), Some(etag)) => s3err!(
+            PreconditionFailed,
+            "{bucket}/{key} has ETag {etag}, not {want} as If-Match requires; it was not \
+             written (read the object again and retry with its current ETag)"
+        ),
+        _ => s3err!(
+            PreconditionFailed,
+            "{bucket}/{key} already exists and If-None-Match: * allows only creating it; \
+             the existing object was left as it was"
+        ),
+    }
+}
+
+/// An exclusive fcntl lock on a whole object, released when dropped (the
+/// fd closes). Open-file-description locks (`F_OFD_SETLKW`) where the file
+/// system takes them; else classic POSIX locks, which belong to the
+/// process, so threads of this process then queue on a mutex first.
+struct CasLock {
+    fd: OwnedFd,
+    _local: Option<std::sync::MutexGuard<'static, ()>>,
+}
+
+/// Set once `F_OFD_SETLKW` failed with EINVAL (or by
+/// [`Store::emulate_minimal_fs`]).
+pub(crate) static NO_OFD_LOCKS: AtomicBool = AtomicBool::new(false);
+
+impl CasLock {
+    fn acquire(fd: OwnedFd) -> rustix::io::Result<CasLock> {
+        static PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        if !NO_OFD_LOCKS.load(Ordering::Relaxed) {
+            match whole_file_lock(&fd, libc::F_OFD_SETLKW) {
+                Err(Errno::INVAL) => NO_OFD_LOCKS.store(true, Ordering::Relaxed),
+                Err(e) => return Err(e),
+                Ok(()) => return Ok(CasLock { fd, _local: None }),
+            }
+        }
+        let local = PROCESS.lock().unwrap_or_else(|p| p.into_inner());
+        whole_file_lock(&fd, libc::F_SETLKW)?;
+        Ok(CasLock {
+            fd,
+            _local: Some(local),
+        })
+    }
+}
+
+/// An exclusive (write) lock on the whole file, waiting for it; EINTR retried.
+fn whole_file_lock(fd: &OwnedFd, cmd: libc::c_int) -> rustix::io::Result<()> {
+    // SAFETY: zeroed is a valid `flock`; the fields that matter are set.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    loop {
+        // SAFETY: `fd` is open and `fl` a valid flock for the call.
+        let r = unsafe { libc::fcntl(fd.as_raw_fd(), cmd, &mut fl as *mut libc::flock) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO);
+        if e != Errno::INTR {
+            return Err(e);
+        }
+    }
 }
 
 fn write_all(fd: &OwnedFd, mut buf: &[u8]) -> io::Result<()> {

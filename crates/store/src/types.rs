@@ -26,6 +26,8 @@ pub struct ObjectInfo {
     pub metadata: BTreeMap<String, String>,
     /// The checksum stored with the object, if it was written with one.
     pub checksum: Option<crate::ObjectChecksum>,
+    /// How many tags the object has (`x-amz-tagging-count`); 0 for none.
+    pub tag_count: u16,
 }
 
 /// Options of a PUT beyond the body.
@@ -40,6 +42,39 @@ pub struct PutOptions {
     /// The body's MD5 as sent in Content-MD5: compared before the object
     /// becomes visible (BadDigest otherwise).
     pub content_md5: Option<[u8; 16]>,
+    /// Object tags (`x-amz-tagging`), stored with the object. At most 10,
+    /// keys up to 128 and values up to 256 characters, as in S3.
+    pub tags: BTreeMap<String, String>,
+    /// PutObject only: `If-None-Match: *` or `If-Match: ETAG`. CopyObject and
+    /// CompleteMultipartUpload take their condition as an argument, and
+    /// CreateMultipartUpload refuses one (S3 checks at completion).
+    pub condition: WriteCondition,
+}
+
+/// The precondition of a write (PutObject, CopyObject's destination,
+/// CompleteMultipartUpload), checked atomically with the write itself: two
+/// conditional writers racing on one key never both succeed, whether they
+/// are threads, processes or nodes sharing the file system (see
+/// ARCHITECTURE.md, "Conditional writes").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum WriteCondition {
+    /// Write whatever is there (an ordinary PUT; costs nothing extra).
+    #[default]
+    Always,
+    /// `If-None-Match: *`: create only if no object has the key, else
+    /// PreconditionFailed (412) and the existing object is untouched.
+    IfNoneMatch,
+    /// `If-Match: ETAG`: replace only if the current object's ETag is this
+    /// one (quoted or not; `*` matches any object), else PreconditionFailed;
+    /// NoSuchKey if there is no object.
+    IfMatch(String),
+}
+
+impl WriteCondition {
+    pub fn is_always(&self) -> bool {
+        matches!(self, WriteCondition::Always)
+    }
 }
 
 /// The body of a PUT. A slice is written without an intermediate copy; a stream

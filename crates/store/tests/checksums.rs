@@ -15,6 +15,7 @@ fn with_sum(check: ChecksumRequest) -> PutOptions {
     }
 }
 
+const ALWAYS: WriteCondition = WriteCondition::Always;
 #[test]
 fn every_algorithm_is_verified_stored_and_returned() {
     let env = Env::new();
@@ -199,7 +200,7 @@ fn multipart(
         have[0].checksum.as_ref().unwrap().value,
         alg.checksum_of(&parts[0])
     );
-    s.complete_multipart_upload_checked(BUCKET, key, &id, &listed, &sums, None)
+    s.complete_multipart_upload_checked(BUCKET, key, &id, &listed, &sums, None, &ALWAYS)
 }
 
 #[test]
@@ -285,13 +286,22 @@ fn multipart_checks_what_the_client_lists() {
             &id,
             &parts,
             &[Some("AAAAAA==".into())],
-            None
+            None,
+            &ALWAYS
         )),
         ErrorCode::InvalidPart
     );
     let whole = ChecksumRequest::expecting(alg, "AAAAAA==-1");
     assert_eq!(
-        code(s.complete_multipart_upload_checked(BUCKET, "m", &id, &parts, &[], Some(&whole))),
+        code(s.complete_multipart_upload_checked(
+            BUCKET,
+            "m",
+            &id,
+            &parts,
+            &[],
+            Some(&whole),
+            &ALWAYS
+        )),
         ErrorCode::BadDigest
     );
     assert_eq!(code(s.head_object(BUCKET, "m")), ErrorCode::NoSuchKey);

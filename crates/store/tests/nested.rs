@@ -545,3 +545,42 @@ fn sweep_removes_what_a_killed_nesting_left() {
     assert!(!t.exists());
     assert_eq!(env.get("k"), b"v");
 }
+
+/// If-None-Match: * and If-Match on folder markers and on keys that are
+/// also prefixes act on their hidden entries.
+#[test]
+fn conditional_writes_on_such_keys() {
+    let env = Env::new();
+    let s = &env.store;
+    let cond = |c: WriteCondition| PutOptions {
+        condition: c,
+        ..Default::default()
+    };
+    let put = |k: &str, body: &[u8], c: WriteCondition| {
+        s.put_object(BUCKET, k, PutBody::Bytes(body), &cond(c))
+    };
+    env.put("d/e", b"below");
+    // Created only if absent: the directory holds no self-entry yet.
+    put("d", b"first", WriteCondition::IfNoneMatch).unwrap();
+    assert_eq!(env.get("d"), b"first");
+    assert_eq!(
+        code(put("d", b"second", WriteCondition::IfNoneMatch)),
+        ErrorCode::PreconditionFailed
+    );
+    assert_eq!(env.get("d"), b"first");
+    put("m/", b"", WriteCondition::IfNoneMatch).unwrap();
+    let e = put("m/", b"x", WriteCondition::IfNoneMatch).unwrap_err();
+    assert_eq!(e.code, ErrorCode::PreconditionFailed, "{e}");
+    // If-Match compares with the self-entry's ETag.
+    let etag = s.head_object(BUCKET, "d").unwrap().etag;
+    assert_eq!(
+        code(put("d", b"x", WriteCondition::IfMatch("\"0123\"".into()))),
+        ErrorCode::PreconditionFailed
+    );
+    put("d", b"third", WriteCondition::IfMatch(etag)).unwrap();
+    assert_eq!(env.get("d"), b"third");
+    let etag = s.head_object(BUCKET, "m/").unwrap().etag;
+    put("m/", b"y", WriteCondition::IfMatch(etag)).unwrap();
+    assert_eq!(env.get("m/"), b"y");
+    assert_eq!(env.keys(), ["d", "d/e", "m/"]);
+}

@@ -372,6 +372,7 @@ impl S3Client for Libs3Client {
                 content_type: None,
                 metadata: Default::default(),
                 checksum: None,
+                tag_count: 0,
             })
             .collect();
         // The v1 marker to continue from: libs3's nextMarker, else (S3

@@ -206,6 +206,12 @@ fn put_properties(
     keep: &mut Vec<CString>,
     meta: &mut Vec<S3NameValue>,
 ) -> Result<S3PutProperties> {
+    // libs3's S3PutProperties has no field for either: refused rather than
+    // dropped.
+    s3hpc_client::refuse_condition("libs3", &opts.condition)?;
+    if !opts.tags.is_empty() {
+        return Err(s3hpc_client::not_carried("libs3", "object tags"));
+    }
     let content_type = match &opts.content_type {
         Some(t) => {
             keep.push(owned_arg(t)?);
@@ -263,6 +269,7 @@ fn info(key: &str, call: &mut Call, size: u64) -> ObjectInfo {
         content_type: p.content_type,
         metadata: p.metadata,
         checksum: None,
+        tag_count: 0,
     }
 }
 

@@ -13,13 +13,13 @@ mod response;
 mod sigv4;
 mod xml;
 
-use crate::{GetObject, S3Client};
+use crate::{GetObject, S3Client, Tags};
 pub use request::HttpClientConfig;
 use request::{Body, Call};
 use response::{object_info, parse_time};
 use s3hpc_store::{
     BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
-    PutOptions, Result, S3Error, UploadInfo,
+    PutOptions, Result, S3Error, UploadInfo, WriteCondition,
 };
 use std::io::Read;
 use ureq::http::Method;
@@ -141,7 +141,28 @@ fn with_put_options<'a>(mut call: Call<'a>, opts: &'a PutOptions) -> Call<'a> {
     if let Some(m) = &opts.content_md5 {
         call = call.header("content-md5", s3hpc_store::to_base64(m));
     }
+    if !opts.tags.is_empty() {
+        call = call.header("x-amz-tagging", tagging_header(&opts.tags));
+    }
     call
+}
+
+/// `x-amz-tagging`: the tags as a URL query string.
+fn tagging_header(tags: &Tags) -> String {
+    let enc = |s: &str| s3hpc_store::url_encode(s).replace('/', "%2F");
+    tags.iter()
+        .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// The headers of a write condition.
+fn with_condition<'a>(call: Call<'a>, cond: &WriteCondition) -> Call<'a> {
+    match cond {
+        WriteCondition::Always => call,
+        WriteCondition::IfNoneMatch => call.header("if-none-match", "*"),
+        WriteCondition::IfMatch(etag) => call.header("if-match", etag.clone()),
+    }
 }
 
 fn body_of(body: PutBody<'_>) -> Body<'_> {
@@ -188,8 +209,8 @@ impl S3Client for HttpClient {
         body: PutBody<'_>,
         opts: &PutOptions,
     ) -> Result<String> {
-        let resp = with_put_options(self.call(Method::PUT, bucket, Some(key)), opts)
-            .send_body(body_of(body))?;
+        let call = with_put_options(self.call(Method::PUT, bucket, Some(key)), opts);
+        let resp = with_condition(call, &opts.condition).send_body(body_of(body))?;
         response::etag(&resp)
     }
 
@@ -284,6 +305,7 @@ impl S3Client for HttpClient {
                     content_type: None,
                     metadata: Default::default(),
                     checksum: None,
+                    tag_count: 0,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -308,6 +330,25 @@ impl S3Client for HttpClient {
         dst_key: &str,
         opts: Option<&PutOptions>,
     ) -> Result<ObjectInfo> {
+        self.copy_object_if(
+            src_bucket,
+            src_key,
+            dst_bucket,
+            dst_key,
+            opts,
+            &WriteCondition::Always,
+        )
+    }
+
+    fn copy_object_if(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
         request::check_key(src_key)?;
         let source = format!("/{src_bucket}/{}", s3hpc_store::url_encode(src_key));
         let mut call = self
@@ -315,9 +356,52 @@ impl S3Client for HttpClient {
             .header("x-amz-copy-source", source);
         if let Some(o) = opts {
             call = with_put_options(call.header("x-amz-metadata-directive", "REPLACE"), o);
+            if !o.tags.is_empty() {
+                call = call.header("x-amz-tagging-directive", "REPLACE");
+            }
         }
-        call.send_for_xml(Body::Empty)?;
+        with_condition(call, cond).send_for_xml(Body::Empty)?;
         self.head_object(dst_bucket, dst_key)
+    }
+
+    fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<Tags> {
+        let doc = self
+            .call(Method::GET, bucket, Some(key))
+            .query("tagging", "")
+            .send_for_xml(Body::Empty)?;
+        Ok(xml::blocks(&doc, "Tag")
+            .into_iter()
+            .map(|t| {
+                (
+                    xml::text(t, "Key").unwrap_or_default(),
+                    xml::text(t, "Value").unwrap_or_default(),
+                )
+            })
+            .collect())
+    }
+
+    fn put_object_tagging(&self, bucket: &str, key: &str, tags: &Tags) -> Result<()> {
+        let mut doc = String::from("<Tagging><TagSet>");
+        for (k, v) in tags {
+            doc.push_str(&format!(
+                "<Tag><Key>{}</Key><Value>{}</Value></Tag>",
+                xml::escape(k),
+                xml::escape(v)
+            ));
+        }
+        doc.push_str("</TagSet></Tagging>");
+        self.call(Method::PUT, bucket, Some(key))
+            .query("tagging", "")
+            .header("content-type", "application/xml")
+            .send_for_xml(Body::Bytes(doc.as_bytes()))
+            .map(drop)
+    }
+
+    fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()> {
+        self.call(Method::DELETE, bucket, Some(key))
+            .query("tagging", "")
+            .send()
+            .map(drop)
     }
 
     fn create_multipart_upload(
@@ -360,11 +444,23 @@ impl S3Client for HttpClient {
         upload_id: &str,
         parts: &[(u32, String)],
     ) -> Result<ObjectInfo> {
+        self.complete_multipart_upload_if(bucket, key, upload_id, parts, &WriteCondition::Always)
+    }
+
+    fn complete_multipart_upload_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
         let doc = xml::complete_multipart_document(parts);
-        self.call(Method::POST, bucket, Some(key))
+        let call = self
+            .call(Method::POST, bucket, Some(key))
             .query("uploadId", upload_id)
-            .header("content-type", "application/xml")
-            .send_for_xml(Body::Bytes(doc.as_bytes()))?;
+            .header("content-type", "application/xml");
+        with_condition(call, cond).send_for_xml(Body::Bytes(doc.as_bytes()))?;
         self.head_object(bucket, key)
     }
 

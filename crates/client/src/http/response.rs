@@ -22,7 +22,15 @@ pub fn error_for(
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
     });
-    let message = xml::text(body, "Message").unwrap_or_default();
+    // A HEAD answer has no body: s3hpc sends the message in a header too.
+    let message = xml::text(body, "Message")
+        .or_else(|| {
+            headers
+                .get("x-amz-error-message")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
     if let Some(code) = wire.as_deref().and_then(ErrorCode::from_wire) {
         return S3Error::new(code, format!("{what}: {message}"));
     }
@@ -72,6 +80,9 @@ pub fn object_info(key: &str, resp: &Response<ureq::Body>) -> Result<ObjectInfo>
         content_type: header(resp, "content-type").map(str::to_string),
         metadata,
         checksum: None,
+        tag_count: header(resp, "x-amz-tagging-count")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
     })
 }
 

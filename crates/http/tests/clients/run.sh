@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real, unmodified S3 clients against `s3hpc serve --http`: Debian's aws CLI,
-# boto3, s3cmd, libs3's `s3` tool (SigV2), curl, and the negative cases
+# boto3 (Debian's and the latest from PyPI), rclone, s3cmd, libs3's `s3` tool (SigV2), curl, and the negative cases
 # (bad credentials, hostile paths, huge headers, dropped uploads, 500
 # concurrent connections). Servers listen on 127.0.0.1 only; every load is
 # bounded in count and time. Prints `PASS`/`FAIL` per check and a closing
@@ -69,24 +69,49 @@ check "aws unknown key is InvalidAccessKeyId" bash -c "$(declare -f aws_); ep=$e
     ! S3HPC_ACCESS_KEY=nobody aws_ s3 ls 2>$work/err; grep -q InvalidAccessKeyId $work/err"
 check "aws rm/rb" bash -c "$(declare -f aws_); ep=$ep; aws_ s3 rm --recursive s3://awsb >/dev/null && aws_ s3 rb s3://awsb && ! aws_ s3 ls | grep -q awsb"
 
-# ---- boto3 (the latest from PyPI when S3HPC_PYTHON names scripts/test's virtualenv)
+# ---- boto3: Debian's, and the latest from PyPI (S3HPC_PYTHON, the
+# virtualenv scripts/test makes): the same checks, and with the latest the
+# calls today's SDKs and tools make (conditional writes and their races,
+# AWS-shaped errors, versioning, tagging, ACLs, ListObjectVersions).
 py=("${S3HPC_PYTHON:-/usr/bin/python3}")
-relay() { # counts the PASS/FAIL lines of a Python check script
+relay() { # counts the PASS/FAIL lines of the Python check script $1; $2 tags them
+    local results=0
     while read -r line; do
         case $line in
-            PASS*) passed=$((passed + 1)); echo "$line" ;;
-            FAIL*) failed=$((failed + 1)); echo "$line" ;;
+            PASS*) passed=$((passed + 1)); results=$((results + 1)); echo "$line${2:-}" ;;
+            FAIL*) failed=$((failed + 1)); results=$((results + 1)); echo "$line${2:-}" ;;
             *) echo "    $line" ;;
         esac
     done
+    if [ "$results" -eq 0 ]; then failed=$((failed + 1)); echo "FAIL $1 ran no checks"; fi
 }
-while read -r line; do
-    case $line in
-        PASS*) passed=$((passed + 1)); echo "$line" ;;
-        FAIL*) failed=$((failed + 1)); echo "$line" ;;
-        *) echo "    $line" ;;
-    esac
-done < <(timeout 600 "${py[@]}" "$here/boto3_checks.py" "$ep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" "$work" 2>&1)
+relay boto3_checks.py < <(timeout 600 /usr/bin/python3 "$here/boto3_checks.py" "$ep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" "$work" 2>&1)
+if [ -n "${S3HPC_PYTHON:-}" ]; then
+    mkdir -p "$work/latest"
+    for script in boto3_checks.py sdk_calls_checks.py; do
+        relay "$script" " (latest)" < <(timeout 600 "${py[@]}" "$here/$script" "$ep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" "$work/latest" 2>&1)
+    done
+fi
+
+# ---- rclone (Debian's), default settings apart from the endpoint
+rc_() {
+    env -u AWS_CA_BUNDLE RCLONE_CONFIG=/dev/null RCLONE_CONFIG_S3HPC_TYPE=s3 RCLONE_CONFIG_S3HPC_PROVIDER=Other \
+        RCLONE_CONFIG_S3HPC_ACCESS_KEY_ID=$S3HPC_ACCESS_KEY RCLONE_CONFIG_S3HPC_SECRET_ACCESS_KEY=$S3HPC_SECRET_KEY \
+        RCLONE_CONFIG_S3HPC_ENDPOINT=$ep rclone "$@"
+}
+mkdir -p "$work/rc/sub" && cp "$work/small" "$work/rc/a" && head -c $((20 << 20)) /dev/urandom >"$work/rc/sub/big" && echo hi >"$work/rc/sub/c"
+check "rclone mkdir/copy/ls" bash -c "$(declare -f rc_); ep=$ep
+    rc_ mkdir s3hpc:rcloneb && rc_ copy $work/rc s3hpc:rcloneb/dst &&
+    rc_ ls s3hpc:rcloneb | grep -q ' dst/sub/big\$' && [ \$(rc_ ls s3hpc:rcloneb | wc -l) = 3 ]"
+check "rclone check (sizes and MD5s)" bash -c "$(declare -f rc_); ep=$ep; rc_ check $work/rc s3hpc:rcloneb/dst"
+check "rclone sync (add, remove)" bash -c "$(declare -f rc_); ep=$ep
+    echo new >$work/rc/a2 && rm $work/rc/sub/c && rc_ sync $work/rc s3hpc:rcloneb/dst &&
+    [ \"\$(rc_ lsf -R --files-only s3hpc:rcloneb/dst | sort | tr '\n' ' ')\" = 'a a2 sub/big ' ] && rc_ check $work/rc s3hpc:rcloneb/dst"
+check "rclone copy back" bash -c "$(declare -f rc_); ep=$ep
+    rc_ copy s3hpc:rcloneb/dst $work/rc.back && cmp $work/rc/sub/big $work/rc.back/sub/big"
+check "rclone delete/purge" bash -c "$(declare -f rc_); ep=$ep
+    rc_ delete s3hpc:rcloneb/dst/sub && [ \"\$(rc_ lsf -R --files-only s3hpc:rcloneb | sort | tr '\n' ' ')\" = 'dst/a dst/a2 ' ] &&
+    rc_ purge s3hpc:rcloneb && ! rc_ lsd s3hpc: | grep -q rcloneb"
 
 # ---- s3cmd (SigV4, path style)
 cat >"$work/s3cfg" <<CFG
@@ -126,7 +151,7 @@ aport=$(free_port); start "$work/anon" "$aport" --anonymous --virtual-host s3.lo
 aep="http://127.0.0.1:$aport"
 # Checksums and aws-chunked bodies (header and trailer, signed and
 # anonymous), multipart COMPOSITE/FULL_OBJECT, GetObjectAttributes.
-relay < <(timeout 600 "${py[@]}" "$here/checksum_checks.py" "$ep" "$aep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" 2>&1)
+relay checksum_checks.py < <(timeout 600 "${py[@]}" "$here/checksum_checks.py" "$ep" "$aep" "$S3HPC_ACCESS_KEY" "$S3HPC_SECRET_KEY" 2>&1)
 curl -sf -X PUT "$aep/anonb" >/dev/null
 check "virtual-host-style addressing" bash -c "
     curl -sf -X PUT --data vh -H 'Host: anonb.s3.localhost:$aport' $aep/vhost-key >/dev/null &&

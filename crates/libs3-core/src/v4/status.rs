@@ -88,7 +88,10 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::BucketNotEmpty => S3Status::ErrorBucketNotEmpty,
         C::BucketAlreadyOwnedByYou => S3Status::ErrorBucketAlreadyOwnedByYou,
         C::InvalidBucketName => S3Status::ErrorInvalidBucketName,
-        C::InvalidArgument | C::InvalidKey | C::KeyConflict => S3Status::ErrorInvalidArgument,
+        // libs3 4.x has no status for InvalidTag.
+        C::InvalidArgument | C::InvalidKey | C::KeyConflict | C::InvalidTag => {
+            S3Status::ErrorInvalidArgument
+        }
         C::InvalidPart => S3Status::ErrorInvalidPart,
         C::InvalidPartOrder => S3Status::ErrorInvalidPartOrder,
         C::KeyTooLong => S3Status::ErrorKeyTooLong,

@@ -81,7 +81,7 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::BucketAlreadyOwnedByYou => S3Status::ErrorBucketAlreadyOwnedByYou,
         C::InvalidBucketName => S3Status::ErrorInvalidBucketName,
         C::InvalidArgument | C::InvalidKey | C::KeyConflict => S3Status::ErrorInvalidArgument,
-        C::InvalidPart | C::InvalidPartOrder => S3Status::ErrorInvalidArgument,
+        C::InvalidPart | C::InvalidPartOrder | C::InvalidTag => S3Status::ErrorInvalidArgument,
         C::KeyTooLong => S3Status::ErrorKeyTooLong,
         C::EntityTooLarge => S3Status::ErrorEntityTooLarge,
         C::EntityTooSmall => S3Status::ErrorEntityTooSmall,

@@ -191,13 +191,15 @@ fn handle(
             dst_bucket,
             dst_key,
             opts,
+            condition,
         } => client
-            .copy_object(
+            .copy_object_if(
                 &src_bucket,
                 &src_key,
                 &dst_bucket,
                 &dst_key,
                 opts.as_deref(),
+                &condition,
             )
             .map(Response::Info),
         Request::CreateMultipartUpload { bucket, key, opts } => client
@@ -208,8 +210,9 @@ fn handle(
             key,
             upload_id,
             parts,
+            condition,
         } => client
-            .complete_multipart_upload(&bucket, &key, &upload_id, &parts)
+            .complete_multipart_upload_if(&bucket, &key, &upload_id, &parts, &condition)
             .map(Response::Info),
         Request::AbortMultipartUpload {
             bucket,
@@ -228,6 +231,15 @@ fn handle(
         Request::ListMultipartUploads { bucket, prefix } => client
             .list_multipart_uploads(&bucket, &prefix)
             .map(Response::Uploads),
+        Request::GetObjectTagging { bucket, key } => {
+            client.get_object_tagging(&bucket, &key).map(Response::Tags)
+        }
+        Request::PutObjectTagging { bucket, key, tags } => client
+            .put_object_tagging(&bucket, &key, &tags)
+            .map(|()| Response::Done),
+        Request::DeleteObjectTagging { bucket, key } => client
+            .delete_object_tagging(&bucket, &key)
+            .map(|()| Response::Done),
         // Handled by the session, which owns the buffer.
         Request::AttachSharedBuffer { .. } => Err(S3Error::new(
             ErrorCode::InternalError,

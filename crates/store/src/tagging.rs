@@ -1,0 +1,88 @@
+//! Object tags: kept in the object's metadata attribute beside its content
+//! type and user metadata, so they go wherever the object goes (copies take
+//! them along) and vanish with it.
+
+use crate::meta::{self, StoredMeta};
+use crate::names::dir_rel;
+use crate::names::{split_key, validate_bucket_name, validate_key};
+use crate::*;
+use rustix::fs::{fstat, openat, Mode, OFlags};
+use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
+
+impl Store {
+    /// The object's tags (empty when it has none).
+    pub fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<BTreeMap<String, String>> {
+        let (fd, st) = self.open_for_tags(bucket, key)?;
+        Ok(if meta::has_meta(&st) {
+            StoredMeta::read_from(&fd).tags
+        } else {
+            BTreeMap::new()
+        })
+    }
+
+    /// Replaces the object's tags (S3 limits: 10 tags, keys up to 128 and
+    /// values up to 256 characters). The data, ETag and other metadata stay.
+    pub fn put_object_tagging(
+        &self,
+        bucket: &str,
+        key: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        meta::validate_tags(tags)?;
+        let (fd, st) = self.open_for_tags(bucket, key)?;
+        let mut stored = if meta::has_meta(&st) {
+            StoredMeta::read_from(&fd)
+        } else {
+            StoredMeta::default()
+        };
+        if stored.tags == *tags {
+            return Ok(());
+        }
+        stored.tags = tags.clone();
+        let what = format!("{bucket}/{key}");
+        match stored.write_to(&fd) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+                return Err(s3err!(
+                    NotImplemented,
+                    "{what}: the data file system does not support user extended attributes, \
+                     so tags cannot be stored; mount it with xattr support"
+                ))
+            }
+            Err(e) => return Err(S3Error::from_io(&e, &what)),
+        }
+        if !meta::has_meta(&st) {
+            let mode = Mode::from_bits_truncate((st.st_mode & 0o7777) | meta::META_BIT);
+            rustix::fs::fchmod(&fd, mode).map_err(|e| S3Error::from_io(&e.into(), &what))?;
+        }
+        Ok(())
+    }
+
+    /// Removes every tag of the object.
+    pub fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()> {
+        self.put_object_tagging(bucket, key, &BTreeMap::new())
+    }
+
+    fn open_for_tags(&self, bucket: &str, key: &str) -> Result<(OwnedFd, rustix::fs::Stat)> {
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        let kp = split_key(key);
+        let rel = dir_rel(bucket, kp.dir);
+        let fd = self
+            .in_dir(&rel, |d| {
+                Ok(openat(
+                    d,
+                    kp.name,
+                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )?)
+            })
+            .map_err(|e| self.missing(bucket, key, e))?;
+        let st = fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), key))?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(s3err!(NoSuchKey, "no object {key:?} in bucket {bucket:?}"));
+        }
+        Ok((fd, st))
+    }
+}
