@@ -1,6 +1,7 @@
 //! `s3hpc`: the command line. Thin on purpose: it parses arguments and hands
 //! them to the library crates.
 
+mod agent;
 mod breadth;
 
 use anyhow::Context;
@@ -70,6 +71,9 @@ enum Command {
     /// combine into one report; same-named backends of different files are
     /// told apart as `backend@label` (run.label, or the file's stem).
     Report(ReportArgs),
+    /// One S3 client driven line by line on stdin (scripts/cluster test).
+    #[command(hide = true)]
+    Agent(agent::AgentArgs),
 }
 
 #[derive(Args)]
@@ -440,6 +444,7 @@ fn main() {
             suite: Some(Suite::Breadth(b)),
         }) => breadth::run(b, &stop),
         Command::Serve(a) => serve::run(a, &stop),
+        Command::Agent(a) => agent::run(a),
         Command::Report(a) => {
             s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())
         }
