@@ -218,6 +218,14 @@ impl Store {
         let (dirfd, fd) = self.in_write_dir(bucket, key, rel, |d| {
             Ok(openat(d, tmp.as_str(), NEW_FILE, FILE_MODE)?)
         })?;
+        // Other nodes' sweeps see the writer is alive by its lock (a
+        // killed writer's lock goes with it); the age rule alone let
+        // `--sweep-age 0` on one node delete a live upload's temporary on
+        // another (issue 16). One call more per PUT, on shared file
+        // systems only.
+        if self.profile.shared && self.profile.fcntl_locks {
+            let _ = crate::probe::lock_file(fd.as_fd());
+        }
         Ok((dirfd, Temp::Named(fd)))
     }
 
@@ -308,7 +316,9 @@ impl Store {
             };
             match placed {
                 Ok(()) => break Ok(dirfd.clone()),
-                Err(Errno::NOENT) if !named && DirCache::is_dead(&dirfd) => {
+                Err(Errno::NOENT | Errno::STALE)
+                    if !named && DirCache::is_stale(self.root_fd.as_fd(), &rel(), &dirfd) =>
+                {
                     // Pruned under the unnamed file: make the directory again
                     // and pin it with a named link, then go the named way.
                     let Temp::Unnamed(fd) = temp else {
