@@ -529,6 +529,25 @@ class Tests:
         self.report(self.kind, "if-none-match-race", dict(trials, trials=n), bad,
                     None if supported else "conditional writes are not implemented on this build (branch cond)")
 
+    def t_two_connections(self):
+        """The engine's own suite of two engines over one root, in one node
+        on the shared volume (crates/store/tests/two_connections.rs)."""
+        import glob
+        bins = [b for b in glob.glob(os.path.join(REPO, "target/release/deps/two_connections-*"))
+                if os.access(b, os.X_OK) and not b.endswith(".d")]
+        if not bins:
+            log("  (store two-connections suite not built: cargo test -p s3hpc-store --release --no-run)")
+            return
+        b = max(bins, key=os.path.getmtime)
+        d = os.path.join(self.top, "two-connections")
+        self.in_node(self.A, "mkdir", "-p", d)
+        r = subprocess.run([self.cluster, "exec", self.A, "env", f"S3HPC_TEST_DIR={d}", b, "--test-threads=2"],
+                           capture_output=True, text=True, timeout=300)
+        passed = sum(1 for l in r.stdout.splitlines() if l.startswith("test ") and l.endswith(" ok"))
+        failed = [l.split()[1] for l in r.stdout.splitlines() if l.startswith("test ") and l.endswith("FAILED")]
+        self.report("engine", "two-connections-1-node", {"passed": passed, "failed": len(failed)}
+                    | ({"failing": ",".join(failed)} if failed else {}), len(failed) or r.returncode != 0)
+
     # ------------------------------------------------------------ run
 
     def run(self, transports):
@@ -539,6 +558,8 @@ class Tests:
         http_only = [("mapped-get", self.t_mapped_get), ("if-none-match", self.t_if_none_match)]
         t0 = time.time()
         try:
+            if not self.only or "two-connections" in self.only:
+                self.t_two_connections()
             for kind in transports:
                 self.setup_transport(kind)
                 try:

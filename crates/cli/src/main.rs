@@ -3,6 +3,7 @@
 
 mod agent;
 mod breadth;
+mod probe;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -71,6 +72,11 @@ enum Command {
     /// combine into one report; same-named backends of different files are
     /// told apart as `backend@label` (run.label, or the file's stem).
     Report(ReportArgs),
+    /// What the file system under DIR can do (O_TMPFILE, renames, links,
+    /// xattrs, locks, d_type), the paths the engine takes there, the median
+    /// cost of each metadata call, and settings that break read-after-write
+    /// across nodes (GlusterFS caching translators, FUSE cache timeouts).
+    Probe(probe::ProbeArgs),
     /// One S3 client driven line by line on stdin (scripts/cluster test).
     #[command(hide = true)]
     Agent(agent::AgentArgs),
@@ -445,6 +451,7 @@ fn main() {
         }) => breadth::run(b, &stop),
         Command::Serve(a) => serve::run(a, &stop),
         Command::Agent(a) => agent::run(a),
+        Command::Probe(a) => probe::run(a, &mut std::io::stdout().lock()),
         Command::Report(a) => {
             s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())
         }
