@@ -199,7 +199,7 @@ class Tests:
 
     def t_read_after_write(self):
         a, b = self.agent(self.A), self.agent(self.B)
-        n = self.n(300, 100)
+        n = self.n(300, 60)
         stale = errors = 0
         for i in range(n):
             key = f"raw/new-{i}"
@@ -231,7 +231,7 @@ class Tests:
 
     def t_delete(self):
         a, b = self.agent(self.A), self.agent(self.B)
-        n = self.n(200, 60)
+        n = self.n(200, 40)
         ghosts = errors = stale = 0
         for i in range(n):
             key = f"del/k{i}"
@@ -418,20 +418,24 @@ class Tests:
         a, b = self.agent(self.A), self.agent(self.B)
         n = self.n(30, 10)
         bad_put = bad_get = 0
+        first = ""
         for i in range(n):
             d = f"dh/t{i}/sub"
             a.call(f"put {BUCKET} {d}/x 10 x{i}")
             a.call(f"get {BUCKET} {d}/x")
             b.call(f"del {BUCKET} {d}/x")
             b.call(f"put {BUCKET} {d}/y 10 y{i}")
-            if a.call(f"put {BUCKET} {d}/z 10 z{i}")[0] != "ok":
+            pz = a.call(f"put {BUCKET} {d}/z 10 z{i}")
+            if pz[0] != "ok":
                 bad_put += 1
+                first = first or " ".join(pz)
             g = a.call(f"get {BUCKET} {d}/y")
             gx = a.call(f"get {BUCKET} {d}/x")
             if g[0] != "ok" or g[1] != f"y{i}" or gx[0] == "ok" or gx[1] != "NoSuchKey":
                 bad_get += 1
-        self.report(self.kind, "dir-recreated", {"trials": n, "bad puts": bad_put, "bad gets": bad_get},
-                    bad_put + bad_get)
+                first = first or " ".join(g if g[0] != "ok" else gx)
+        self.report(self.kind, "dir-recreated", {"trials": n, "bad puts": bad_put, "bad gets": bad_get}
+                    | ({"first failure": first[:160]} if first else {}), bad_put + bad_get)
 
     # -------------------------------------------------- HTTP only
 
