@@ -82,7 +82,13 @@ class Server:
             try:
                 import socket
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
+                    pass
+                # "...; N stale temporaries removed)": what its sweep took.
+                import re
+                self.log.flush()
+                found = re.findall(r"; (\d+) stale temporaries removed", open(self.log.name).read())
+                self.swept = found[-1] if found else "?"
+                return
             except OSError:
                 if self.p.poll() is not None:
                     raise RuntimeError(f"server on {self.node} exited: see {self.log.name}")
@@ -281,6 +287,7 @@ class Tests:
         self.agent(self.A).call(f"put {BUCKET} cc/k {size} seed")
         counts = {"writes": 0, "reads": 0, "torn": 0, "etag mismatch": 0, "missing": 0, "errors": 0}
         lock = threading.Lock()
+        first = []
 
         def writer(node, w):
             ag = self.agent(node)
@@ -290,6 +297,8 @@ class Tests:
                 i += 1
                 with lock:
                     counts["writes" if r[0] == "ok" else "errors"] += 1
+                    if r[0] != "ok":
+                        first.append("PUT " + " ".join(r)[:160])
 
         def reader(node):
             ag = self.agent(node)
@@ -299,6 +308,7 @@ class Tests:
                     counts["reads"] += 1
                     if g[0] != "ok":
                         counts["missing" if g[1] == "NoSuchKey" else "errors"] += 1
+                        first.append("GET " + " ".join(g)[:160])
                     elif g[5] != "1" or int(g[2]) != size:
                         counts["torn"] += 1
                     elif g[4] != "1":
@@ -313,17 +323,21 @@ class Tests:
         for t in ths:
             t.join()
         bad = counts["torn"] + counts["etag mismatch"] + counts["missing"] + counts["errors"]
+        if first:
+            counts["first failure"] = first[0]
         self.report(self.kind, "concurrent-overwrite", counts, bad or counts["reads"] == 0)
 
     def t_multipart(self):
         a, b, c = self.agent(self.A), self.agent(self.B), self.agent(self.C)
         n = self.n(3, 1)
         bad = 0
+        first = []
         for i in range(n):
             key = f"mp/k{i}"
             up = a.call(f"mpc {BUCKET} {key}")
             if up[0] != "ok":
                 bad += 1
+                first.append("create " + " ".join(up)[:160])
                 continue
             uid = up[1]
             sizes = [5 << 20, 5 << 20, 1 << 20]
@@ -333,6 +347,7 @@ class Tests:
                 r = ag.call(f"mpp {BUCKET} {key} {uid} {pn} {sz} {tag}")
                 if r[0] != "ok":
                     bad += 1
+                    first.append(f"part {pn}: " + " ".join(r)[:160])
                     break
                 parts.append(f"{pn}:{r[1]}")
                 md5s += hashlib.md5(body(tag, sz)).digest()
@@ -342,7 +357,9 @@ class Tests:
                 g = b.call(f"get {BUCKET} {key}")
                 if d[0] != "ok" or d[1] != want or g[0] != "ok" or g[3] != want or int(g[2]) != sum(sizes):
                     bad += 1
-        self.report(self.kind, "multipart-3-nodes", {"uploads": n, "bad": bad}, bad)
+                    first.append("complete " + " ".join(d)[:100] + " / get " + " ".join(g)[:100])
+        self.report(self.kind, "multipart-3-nodes", {"uploads": n, "bad": bad}
+                    | ({"first failure": first[0]} if first else {}), bad)
 
     def t_kill_sweep(self):
         """A writer on A killed mid-upload while B starts and sweeps; a live writer on C."""
@@ -385,7 +402,7 @@ class Tests:
         else:
             self.servers[self.B].stop()
             self.servers[self.B].start(sweep_age=0)
-            swept = ["ok", "?"]
+            swept = ["ok", self.servers[self.B].swept]
             b = self.agent(self.B)
         for _ in range(10):
             h = b.call(f"head {BUCKET} ks/dead")
@@ -423,8 +440,9 @@ class Tests:
             d = f"dh/t{i}/sub"
             a.call(f"put {BUCKET} {d}/x 10 x{i}")
             a.call(f"get {BUCKET} {d}/x")
-            b.call(f"del {BUCKET} {d}/x")
-            b.call(f"put {BUCKET} {d}/y 10 y{i}")
+            for r in (b.call(f"del {BUCKET} {d}/x"), b.call(f"put {BUCKET} {d}/y 10 y{i}")):
+                if r[0] != "ok":
+                    first = first or "B: " + " ".join(r)
             pz = a.call(f"put {BUCKET} {d}/z 10 z{i}")
             if pz[0] != "ok":
                 bad_put += 1

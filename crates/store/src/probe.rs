@@ -191,6 +191,20 @@ pub(crate) fn lock_file(fd: BorrowedFd<'_>) -> rustix::io::Result<bool> {
     }
 }
 
+/// Releases the lock of [`lock_file`].
+pub(crate) fn unlock_file(fd: BorrowedFd<'_>) -> rustix::io::Result<()> {
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_UNLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    // SAFETY: F_SETLK with a valid flock struct on an open fd.
+    match unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETLK, &fl) } {
+        0 => Ok(()),
+        _ => Err(Errno::from_raw_os_error(
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+        )),
+    }
+}
+
 /// Whether another process holds a lock on the file (`fcntl(F_GETLK)`).
 pub(crate) fn locked_by_other(fd: BorrowedFd<'_>) -> bool {
     let mut fl: libc::flock = unsafe { std::mem::zeroed() };

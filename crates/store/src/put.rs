@@ -277,6 +277,13 @@ impl Store {
         if self.config.durability == Durability::Fsync {
             fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         }
+        if matches!(temp, Temp::Named(_)) && self.profile.shared && self.profile.fcntl_locks {
+            // The object is whole: release the temporary's lock before it
+            // becomes the key. A locked file another node renames over
+            // waits on GlusterFS's locks translator for the lock
+            // (gluster/glusterfs#3089), which can stall both renames.
+            let _ = crate::probe::unlock_file(fd.as_fd());
+        }
         let dirfd = self.place(dirfd, temp, tmp, bucket, key)?;
         if self.config.durability == Durability::Fsync {
             self.sync_dir(&dirfd, bucket, key)?;
