@@ -139,6 +139,7 @@ class Tests:
         self.failed = []
         self.fs_faults = []
         self.bail_mark = 0
+        self.last_bail = 0.0
         self.results = []
         self.run_id = f"{os.getpid()}-{int(time.time())}"
         self.top = os.path.join(self.mount, f"s3hpc-xnode-{self.run_id}")
@@ -163,10 +164,31 @@ class Tests:
                 n += fh.read().count(b"call_bail")
         return n
 
+    def await_recovery(self):
+        """After a GlusterFS bail-out: wait (up to 60 s) until every node
+        writes, reads and removes a file again."""
+        t0 = time.time()
+        ok_rounds = 0
+        while time.time() - t0 < 60 and ok_rounds < 3:
+            ok = all(self.in_node(n, "sh", "-c", f"echo x > {self.top}/.probe-{n} && cat {self.top}/.probe-{n} "
+                                  f"&& rm {self.top}/.probe-{n}", check=False).returncode == 0
+                     for n in sorted({self.A, self.B, self.C}))
+            ok_rounds = ok_rounds + 1 if ok else 0
+            time.sleep(0.5)
+        log(f"  (GlusterFS bail-out: clients usable again after {time.time() - t0:.1f}s)")
+
     def report(self, transport, name, counts, bad, expected_failure=None):
         parts = ", ".join(f"{k} {v}" for k, v in counts.items())
         bailed = self.bailouts() - self.bail_mark if self.fs == "glusterfs" else 0
-        if bad and bailed and not expected_failure:
+        if bailed:
+            self.last_bail = time.time()
+        # The client's connection stays broken for a while after a bail-out:
+        # calls then fail with ENOTCONN or EIO.
+        aftermath = (self.fs == "glusterfs" and time.time() - self.last_bail < 120
+                     and any(m in parts for m in ("Transport endpoint is not connected",
+                                                  "Input/output error")))
+        if bad and (bailed or aftermath) and not expected_failure:
+            bailed = bailed or "earlier"
             # A rename deadlocked in GlusterFS (gluster/glusterfs#3089); the
             # client bailed out after network.frame-timeout and reset its
             # connection, failing the calls in flight: the file system's
@@ -615,6 +637,8 @@ class Tests:
                         except Exception as e:  # a broken test is a failed one
                             self.report(kind, name, {"exception": repr(e)[:200]}, 1)
                         log(f"  ({name}: {time.time() - t1:.1f}s)")
+                        if self.fs == "glusterfs" and self.bailouts() > self.bail_mark:
+                            self.await_recovery()
                 finally:
                     self.teardown_transport()
         finally:
