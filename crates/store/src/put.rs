@@ -271,6 +271,14 @@ impl Store {
         let (dirfd, fd) = self.in_write_dir(bucket, key, rel, |d| {
             Ok(openat(d, tmp.as_str(), NEW_FILE, FILE_MODE)?)
         })?;
+        // Other nodes' sweeps see the writer is alive by its lock (a
+        // killed writer's lock goes with it); the age rule alone let
+        // `--sweep-age 0` on one node delete a live upload's temporary on
+        // another (issue 16). One call more per PUT, on shared file
+        // systems only.
+        if self.profile.shared && self.profile.fcntl_locks {
+            let _ = crate::probe::lock_file(fd.as_fd());
+        }
         Ok((dirfd, Temp::Named(fd)))
     }
 
@@ -351,6 +359,13 @@ impl Store {
         if self.config.durability == Durability::Fsync {
             fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         }
+        if matches!(temp, Temp::Named(_)) && self.profile.shared && self.profile.fcntl_locks {
+            // The object is whole: release the temporary's lock before it
+            // becomes the key. A locked file another node renames over
+            // waits on GlusterFS's locks translator for the lock
+            // (gluster/glusterfs#3089), which can stall both renames.
+            let _ = crate::probe::unlock_file(fd.as_fd());
+        }
         let dirfd = match cond {
             WriteCondition::IfMatch(want) => {
                 // Held until the new object is in place: no other
@@ -403,7 +418,9 @@ impl Store {
             };
             match placed {
                 Ok(()) => break Ok(dirfd.clone()),
-                Err(Errno::NOENT) if !named && DirCache::is_dead(&dirfd) => {
+                Err(Errno::NOENT | Errno::STALE)
+                    if !named && DirCache::is_stale(self.root_fd.as_fd(), &rel(), &dirfd) =>
+                {
                     // Pruned under the unnamed file: make the directory again
                     // and pin it with a named link, then go the named way.
                     let Temp::Unnamed(fd) = temp else {
@@ -538,7 +555,7 @@ impl Store {
             };
             let lock = CasLock::acquire(fd).map_err(io)?;
             let st = fstat(&lock.fd).map_err(io)?;
-            match rustix::fs::statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            match statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(now) if now.st_ino == st.st_ino && now.st_dev == st.st_dev => {}
                 // Replaced while this writer waited: lock the new object.
                 Ok(_) => continue,
