@@ -116,16 +116,22 @@ impl DirCache {
     /// at that path: removed (and perhaps made again, by this process or
     /// another node). Called only after an operation through `fd` failed.
     ///
-    /// A link count of 0 is not enough: GlusterFS reports 2 for a removed
-    /// directory, even to the client that removed it (issue 16), and a
-    /// directory removed and made again by another node is a new inode under
-    /// the same path. So the path is resolved again and compared.
-    pub fn is_stale(root: BorrowedFd<'_>, rel: &str, fd: &OwnedFd) -> bool {
+    /// On a local file system a removed directory has a link count of 0,
+    /// which one `fstat` shows. On a `shared` one that is not enough:
+    /// GlusterFS reports 2 for a removed directory, even to the client that
+    /// removed it (issue 16), and a directory removed and made again by
+    /// another node is a new inode under the same path. There the path is
+    /// resolved again and compared (an open and an fstat more, on the miss
+    /// path only).
+    pub fn is_stale(root: BorrowedFd<'_>, rel: &str, fd: &OwnedFd, shared: bool) -> bool {
         let Ok(cached) = crate::fscalls::fstat(fd) else {
             return true;
         };
         if cached.st_nlink == 0 {
             return true;
+        }
+        if !shared {
+            return false;
         }
         match open_beneath(root, rel).and_then(|now| Ok(crate::fscalls::fstat(&now)?)) {
             Ok(now) => (now.st_dev, now.st_ino) != (cached.st_dev, cached.st_ino),

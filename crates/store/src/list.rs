@@ -192,7 +192,7 @@ impl Store {
         // path, as `in_dir` does after a failure.
         let shared = self.profile.shared;
         if st.st_nlink == 0
-            || shared && crate::dirs::DirCache::is_stale(self.root_fd.as_fd(), rel, &fd)
+            || shared && crate::dirs::DirCache::is_stale(self.root_fd.as_fd(), rel, &fd, true)
         {
             // Removed since cached (by another process); resolve it again.
             self.dirs.forget(rel);

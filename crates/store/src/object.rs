@@ -98,7 +98,7 @@ impl Store {
             Err(e)
                 if (e.kind() == io::ErrorKind::NotFound
                     || e.raw_os_error() == Some(libc::ESTALE))
-                    && DirCache::is_stale(self.root_fd.as_fd(), rel, &fd) =>
+                    && DirCache::is_stale(self.root_fd.as_fd(), rel, &fd, self.profile.shared) =>
             {
                 self.dirs.forget(rel);
                 op(self.dirs.get(self.root_fd.as_fd(), rel)?.as_fd())
@@ -172,7 +172,9 @@ impl Store {
             };
             match op(fd.as_fd()) {
                 // Removed since cached: ENOENT, or EPERM for O_TMPFILE.
-                Err(_) if DirCache::is_stale(self.root_fd.as_fd(), rel, &fd) => {
+                Err(_)
+                    if DirCache::is_stale(self.root_fd.as_fd(), rel, &fd, self.profile.shared) =>
+                {
                     self.dirs.forget(rel);
                 }
                 Err(e) => return Err(S3Error::from_io(&e, &format!("{bucket}/{key}"))),
@@ -474,7 +476,14 @@ impl Store {
                 metadata: src.metadata.clone(),
                 // Tags come along as S3's default tagging directive (COPY) says.
                 tags: if src.tag_count > 0 {
-                    StoredMeta::read_from(&file).tags
+                    StoredMeta::read_from(&file)
+                        .map_err(|e| {
+                            S3Error::from_io(
+                                &e,
+                                &format!("{src_bucket}/{src_key}: reading its tags"),
+                            )
+                        })?
+                        .tags
                 } else {
                     Default::default()
                 },

@@ -3,7 +3,7 @@
 //! one, never a partial one.
 
 use crate::dirs::DirCache;
-use crate::fscalls::{fstat, fsync, linkat, openat, renameat, renameat_with, unlinkat};
+use crate::fscalls::{fstat, fsync, linkat, openat, renameat, renameat_with, statat, unlinkat};
 use crate::meta::{self, StoredMeta, EMPTY_MD5};
 use crate::names::dir_rel;
 use crate::names::{split_key, validate_bucket_name, validate_key};
@@ -419,7 +419,13 @@ impl Store {
             match placed {
                 Ok(()) => break Ok(dirfd.clone()),
                 Err(Errno::NOENT | Errno::STALE)
-                    if !named && DirCache::is_stale(self.root_fd.as_fd(), &rel(), &dirfd) =>
+                    if !named
+                        && DirCache::is_stale(
+                            self.root_fd.as_fd(),
+                            &rel(),
+                            &dirfd,
+                            self.profile.shared,
+                        ) =>
                 {
                     // Pruned under the unnamed file: make the directory again
                     // and pin it with a named link, then go the named way.
@@ -565,7 +571,12 @@ impl Store {
             if st.st_mode & libc::S_IFMT != libc::S_IFREG {
                 return Err(missing());
             }
-            let stored = meta::has_meta(&st).then(|| StoredMeta::read_from(&lock.fd));
+            let stored = match meta::has_meta(&st) {
+                true => Some(StoredMeta::read_from(&lock.fd).map_err(|e| {
+                    S3Error::from_io(&e, &format!("{bucket}/{key}: reading its ETag"))
+                })?),
+                false => None,
+            };
             let etag = meta::object_info(key, &st, stored).etag;
             if !etag_matches(want, &etag) {
                 return Err(precondition_failed(bucket, key, cond, Some(&etag)));
