@@ -329,6 +329,9 @@ fn run_backend(
     );
     params.after_phase = opts.after_phase.clone();
     params.stop = opts.stop.clone();
+    params.shared_fs = std::fs::File::open(&dir)
+        .map(|d| s3hpc_store::FsProfile::probe(std::os::fd::AsFd::as_fd(&d)).shared)
+        .unwrap_or(false);
     let results = match comm {
         // Under mpirun this process is one rank.
         Some(c) => io500::run_rank(c, &*storage, &params),

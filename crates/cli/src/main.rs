@@ -1,8 +1,10 @@
 //! `s3hpc`: the command line. Thin on purpose: it parses arguments and hands
 //! them to the library crates.
 
+mod agent;
 mod breadth;
 mod explain;
+mod probe;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -78,6 +80,14 @@ enum Command {
     /// minute with no arguments (a temporary directory; --dir for the file
     /// system to explain).
     Explain(explain::ExplainArgs),
+    /// What the file system under DIR can do (O_TMPFILE, renames, links,
+    /// xattrs, locks, d_type), the paths the engine takes there, the median
+    /// cost of each metadata call, and settings that break read-after-write
+    /// across nodes (GlusterFS caching translators, FUSE cache timeouts).
+    Probe(probe::ProbeArgs),
+    /// One S3 client driven line by line on stdin (scripts/cluster test).
+    #[command(hide = true)]
+    Agent(agent::AgentArgs),
 }
 
 #[derive(Args)]
@@ -479,6 +489,8 @@ fn main() {
         }) => breadth::run(b, &stop),
         Command::Serve(a) => serve::run(a, &stop),
         Command::Explain(a) => explain::run(a, &stop),
+        Command::Agent(a) => agent::run(a),
+        Command::Probe(a) => probe::run(a, &mut std::io::stdout().lock()),
         Command::Report(a) => {
             s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())
         }

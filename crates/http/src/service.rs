@@ -416,7 +416,12 @@ impl S3 for Engine {
             i.if_modified_since.as_ref(),
             i.if_unmodified_since.as_ref(),
         )?;
-        let may_map = req.extensions.get::<KernelCopiesBodies>().is_some();
+        // Never on FUSE: when another node has replaced the file, GlusterFS
+        // answers each FUSE read with ENOENT and the kernel retries a
+        // MAP_POPULATE fault without end; the thread hung and SIGTERM never
+        // finished (issue 16). A read fails instead.
+        let may_map =
+            req.extensions.get::<KernelCopiesBodies>().is_some() && !self.store.profile().fuse;
         let stream = GetStream::start(stream, offset, length, may_map)
             .map_err(|e| s3_error(s3hpc_store::S3Error::from_io(&e, &info.key)))?;
         let content_range = range.map(|_| {

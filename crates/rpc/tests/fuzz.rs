@@ -11,7 +11,7 @@
 mod common;
 
 use common::{Socket, TestGateway};
-use s3hpc_client::{ByteRange, ListRequest, PutOptions, S3Client, WriteCondition};
+use s3hpc_client::{ByteRange, ListRequest, PutBody, PutOptions, S3Client, WriteCondition};
 use s3hpc_rpc::body::decode_error;
 use s3hpc_rpc::frame::{Header, Kind, HEADER_LEN, MAX_CONTROL, MAX_DATA};
 use s3hpc_rpc::message::{Request, Response};
@@ -321,6 +321,15 @@ fn a_gateway_fed_mutated_streams_keeps_serving() {
     let path = gw.address.strip_prefix("unix:").unwrap().to_string();
     let c = gw.client();
     c.create_bucket("bucket").unwrap();
+    // An object no seed names keeps the bucket non-empty: a valid
+    // DeleteObject then DeleteBucket among the streams must not remove it.
+    c.put_object(
+        "bucket",
+        "sentinel/untouched",
+        PutBody::Bytes(b"x"),
+        &PutOptions::default(),
+    )
+    .unwrap();
     let seeds = seeds();
     let mut rng = Rng(0x2545f4914f6cdd1d);
     let mut replied = 0;

@@ -9,9 +9,10 @@
 //! Opening the directory on every request would cost two extra syscalls per
 //! operation (openat2 + close), a large share of a metadata op on tmpfs. So the
 //! fds are cached. A cached fd can go stale when another process (or node)
-//! removes the directory; operations then fail with ENOENT, and
-//! [`DirCache::is_dead`] tells a dead directory (no links left) from a missing
-//! entry, so the caller drops the entry and resolves the path again.
+//! removes the directory; operations then fail (ENOENT, or ESTALE on a
+//! network file system), and [`DirCache::is_stale`] tells a dead directory
+//! from a missing entry, so the caller drops the entry and resolves the path
+//! again.
 
 use crate::fscalls::openat2;
 use rustc_hash::FxHashMap;
@@ -111,11 +112,31 @@ impl DirCache {
         });
     }
 
-    /// Whether a directory fd refers to a directory that has been removed.
-    pub fn is_dead(fd: &OwnedFd) -> bool {
-        crate::fscalls::fstat(fd)
-            .map(|st| st.st_nlink == 0)
-            .unwrap_or(true)
+    /// Whether the cached fd of directory `rel` no longer is the directory
+    /// at that path: removed (and perhaps made again, by this process or
+    /// another node). Called only after an operation through `fd` failed.
+    ///
+    /// On a local file system a removed directory has a link count of 0,
+    /// which one `fstat` shows. On a `shared` one that is not enough:
+    /// GlusterFS reports 2 for a removed directory, even to the client that
+    /// removed it (issue 16), and a directory removed and made again by
+    /// another node is a new inode under the same path. There the path is
+    /// resolved again and compared (an open and an fstat more, on the miss
+    /// path only).
+    pub fn is_stale(root: BorrowedFd<'_>, rel: &str, fd: &OwnedFd, shared: bool) -> bool {
+        let Ok(cached) = crate::fscalls::fstat(fd) else {
+            return true;
+        };
+        if cached.st_nlink == 0 {
+            return true;
+        }
+        if !shared {
+            return false;
+        }
+        match open_beneath(root, rel).and_then(|now| Ok(crate::fscalls::fstat(&now)?)) {
+            Ok(now) => (now.st_dev, now.st_ino) != (cached.st_dev, cached.st_ino),
+            Err(_) => true,
+        }
     }
 }
 

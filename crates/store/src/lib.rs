@@ -19,6 +19,7 @@ mod multipart;
 mod names;
 mod nested;
 mod object;
+mod probe;
 mod put;
 mod tagging;
 mod temp;
@@ -32,26 +33,14 @@ pub use error::{ErrorCode, Result, S3Error};
 pub use meta::{validate_tags, MAX_TAGS};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
+pub use probe::{measure_costs, warnings, FsProfile};
 pub use temp::STALE_AGE;
 pub use types::*;
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-/// `f_type` of ext2/3/4, whose rename-over-existing starts writeback.
-const EXT4_SUPER_MAGIC: i64 = 0xEF53;
-/// `f_type` of tmpfs.
-const TMPFS_MAGIC: i64 = 0x0102_1994;
-/// File systems with `renameat2(RENAME_EXCHANGE)`: ext4, tmpfs, XFS, Btrfs,
-/// F2FS, bcachefs.
-const EXCHANGE_FS: [i64; 6] = [
-    EXT4_SUPER_MAGIC,
-    TMPFS_MAGIC,
-    0x5846_5342,
-    0x9123_683E,
-    0xF2F5_2010,
-    0xCA45_1A4E,
-];
+use probe::{EXT4_SUPER_MAGIC, TMPFS_MAGIC};
 
 /// The engine over one data root. Cheap to share (`Arc<Store>`); all methods
 /// take `&self` and are safe to call from many threads and many processes
@@ -71,9 +60,8 @@ pub struct Store {
     unnamed_temps: std::sync::atomic::AtomicBool,
     /// tmpfs: a directory's `st_size` counts its entries (see `may_be_empty`).
     dir_size_counts_entries: bool,
-    /// The file system has `RENAME_EXCHANGE`, so a plain object moves into a
-    /// directory of its name without a moment where it is missing (`nested`).
-    nesting_is_atomic: bool,
+    /// What the data root's file system can do, probed at open.
+    profile: FsProfile,
 }
 
 impl Store {
@@ -93,8 +81,10 @@ impl Store {
             rustix::fs::Mode::empty(),
         )
         .map_err(|e| S3Error::from_io(&e.into(), &format!("data root {}", root.display())))?;
-        #[allow(clippy::unnecessary_cast)] // f_type's type differs between architectures
-        let fs_type = fscalls::fstatfs(&root_fd).map_or(0, |st| st.f_type as i64);
+        // The paths the engine takes follow from what the file system can
+        // do (O_TMPFILE, rename-exchange) and whether other nodes share it.
+        let profile = FsProfile::probe(std::os::fd::AsFd::as_fd(&root_fd));
+        let fs_type = profile.fs_type;
         Ok(Store {
             root,
             root_fd,
@@ -102,11 +92,13 @@ impl Store {
             dirs: dirs::DirCache::new(),
             listings: list::ListingCache::new(),
             temps: temp::TempNames::new(),
-            exchange_on_replace: std::sync::atomic::AtomicBool::new(fs_type == EXT4_SUPER_MAGIC),
+            exchange_on_replace: std::sync::atomic::AtomicBool::new(
+                fs_type == EXT4_SUPER_MAGIC && profile.rename_exchange,
+            ),
             noreplace_rename: std::sync::atomic::AtomicBool::new(true),
-            unnamed_temps: std::sync::atomic::AtomicBool::new(true),
+            unnamed_temps: std::sync::atomic::AtomicBool::new(profile.tmpfile),
             dir_size_counts_entries: fs_type == TMPFS_MAGIC,
-            nesting_is_atomic: EXCHANGE_FS.contains(&fs_type),
+            profile,
         })
     }
 
@@ -129,5 +121,10 @@ impl Store {
 
     pub fn config(&self) -> StoreConfig {
         self.config
+    }
+
+    /// What the data root's file system can do, as probed at open.
+    pub fn profile(&self) -> &FsProfile {
+        &self.profile
     }
 }

@@ -204,14 +204,25 @@ impl Store {
     fn sorted_entries(&self, rel: &str) -> Option<(Rc<OwnedFd>, Arc<Vec<Entry>>)> {
         let mut fd = self.dirs.get(self.root_fd.as_fd(), rel).ok()?;
         let mut st = fstat(&fd).ok()?;
-        if st.st_nlink == 0 {
+        // On a shared file system the cached handle may be a directory
+        // another node removed (and perhaps made again): compare with the
+        // path, as `in_dir` does after a failure.
+        let shared = self.profile.shared;
+        if st.st_nlink == 0
+            || shared && crate::dirs::DirCache::is_stale(self.root_fd.as_fd(), rel, &fd, true)
+        {
             // Removed since cached (by another process); resolve it again.
             self.dirs.forget(rel);
             fd = self.dirs.get(self.root_fd.as_fd(), rel).ok()?;
             st = fstat(&fd).ok()?;
         }
         let stamp = DirStamp::of(&st);
-        {
+        // The cache trusts the directory's time stamps. On a shared file
+        // system those come from this client's attribute cache and the
+        // server's clock, and another node's change can leave them as they
+        // were (issue 16: 93 of 100 new keys missing on GlusterFS), so
+        // listings there always read the directory.
+        if !shared {
             let recent = self.listings.recent.lock().unwrap();
             if let Some(s) = recent.iter().find(|s| s.rel == rel && s.stamp == stamp) {
                 return Some((fd, s.entries.clone()));
@@ -275,9 +286,10 @@ impl Store {
             } else {
                 stamp.ctime.1
             } as u64);
-        if read_at
-            .duration_since(changed)
-            .is_ok_and(|age| age >= RACY_MARGIN)
+        if !shared
+            && read_at
+                .duration_since(changed)
+                .is_ok_and(|age| age >= RACY_MARGIN)
         {
             let mut recent = self.listings.recent.lock().unwrap();
             recent.retain(|s| s.rel != rel);
@@ -455,20 +467,36 @@ impl Walk<'_> {
 }
 
 /// The listing entry for one file: a stat, plus the xattr if the mode says so.
+/// A file replaced between the stat and the attribute read (by another
+/// process or node) is looked at again, so the ETag listed is a stored one.
 fn stat_object(dir: BorrowedFd<'_>, key: &str, name: &str) -> Option<ObjectInfo> {
-    let st = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-        return None;
-    }
-    let stored = meta::has_meta(&st).then(|| {
-        openat(
+    let mut attempts = 0;
+    loop {
+        let st = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return None;
+        }
+        if !meta::has_meta(&st) {
+            return Some(meta::object_info(key, &st, None));
+        }
+        let stored = openat(
             dir,
             name,
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map(StoredMeta::read_from)
-        .unwrap_or_default()
-    });
-    Some(meta::object_info(key, &st, stored))
+        .map_err(std::io::Error::from)
+        .and_then(|fd| {
+            let again = fstat(&fd)?;
+            if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
+                return Err(std::io::Error::from_raw_os_error(libc::ESTALE));
+            }
+            StoredMeta::read_from(&fd)
+        });
+        match stored {
+            Ok(stored) => return Some(meta::object_info(key, &st, Some(stored))),
+            Err(_) if attempts < 4 => attempts += 1,
+            Err(_) => return Some(meta::object_info(key, &st, Some(StoredMeta::default()))),
+        }
+    }
 }

@@ -236,11 +236,16 @@ impl StoredMeta {
         }
     }
 
-    pub fn read_from(fd: impl AsFd) -> StoredMeta {
+    /// The attribute of an open object. Missing (ENODATA) is no metadata;
+    /// any other failure is an error, never defaults: on a shared file
+    /// system the file can be gone under the fd (ESTALE after another
+    /// node replaced it), and defaults would answer a made-up ETag.
+    pub fn read_from(fd: impl AsFd) -> std::io::Result<StoredMeta> {
         let mut buf = [0u8; 8192];
         match fgetxattr(fd, XATTR_NAME, &mut buf[..]) {
-            Ok(n) => StoredMeta::decode(&buf[..n]),
-            Err(_) => StoredMeta::default(),
+            Ok(n) => Ok(StoredMeta::decode(&buf[..n])),
+            Err(rustix::io::Errno::NODATA) => Ok(StoredMeta::default()),
+            Err(e) => Err(e.into()),
         }
     }
 }

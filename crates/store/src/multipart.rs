@@ -524,11 +524,21 @@ impl Store {
         let cutoff = SystemTime::now()
             .checked_sub(older_than)
             .unwrap_or(UNIX_EPOCH);
-        Ok(sweep_dir(&root, cutoff))
+        Ok(sweep_dir(&root, cutoff, self.profile.fcntl_locks))
     }
 }
 
-fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
+/// Whether a live writer (on any node) holds a lock on temporary `name`.
+fn writer_holds_lock(dir: &std::os::fd::OwnedFd, name: &std::ffi::CStr) -> bool {
+    let flags = rustix::fs::OFlags::RDONLY
+        | rustix::fs::OFlags::NOFOLLOW
+        | rustix::fs::OFlags::NONBLOCK
+        | rustix::fs::OFlags::CLOEXEC;
+    crate::fscalls::openat(dir.as_fd(), name, flags, rustix::fs::Mode::empty())
+        .is_ok_and(|fd| crate::probe::locked_by_other(fd.as_fd()))
+}
+
+fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime, locks: bool) -> usize {
     let Ok(entries) = read_dir(dir) else {
         return 0;
     };
@@ -551,7 +561,7 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
                 if let Ok(sub) =
                     crate::fscalls::openat(dir.as_fd(), name, flags, rustix::fs::Mode::empty())
                 {
-                    removed += sweep_dir(&sub, cutoff);
+                    removed += sweep_dir(&sub, cutoff, locks);
                     // A directory a killed writer made while moving an object
                     // into a directory of its name (`nested`): it holds at
                     // most a second link to that object.
@@ -568,6 +578,7 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
             FileType::RegularFile
                 if bytes.starts_with(crate::temp::TEMP_PREFIX.as_bytes())
                     && (meta::mtime(&st) <= cutoff || crate::temp::writer_is_gone(bytes))
+                    && !(locks && writer_holds_lock(dir, name))
                     && unlinkat(dir, name, AtFlags::empty()).is_ok() =>
             {
                 removed += 1;

@@ -14,8 +14,8 @@
 //! A reader sees the file or the directory with the self-entry, never
 //! neither. Where the file system has no `RENAME_EXCHANGE` (NFS, some FUSE
 //! file systems), step 2 becomes unlink `a/b` plus rename `T` to `a/b`, and
-//! between those two calls `a/b` is missing; there a GET or HEAD that misses
-//! looks once more (`Store::in_nesting_window`).
+//! between those two calls `a/b` is missing; those are shared file systems,
+//! where a GET or HEAD that misses is retried (`Store::retry_shared`).
 //!
 //! Lookups of such keys cost nothing on the common path: GET and HEAD try the
 //! plain file first and look for the self-entry only when they find a

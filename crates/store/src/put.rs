@@ -3,7 +3,7 @@
 //! one, never a partial one.
 
 use crate::dirs::DirCache;
-use crate::fscalls::{fstat, fsync, linkat, openat, renameat, renameat_with, unlinkat};
+use crate::fscalls::{fstat, fsync, linkat, openat, renameat, renameat_with, statat, unlinkat};
 use crate::meta::{self, StoredMeta, EMPTY_MD5};
 use crate::names::dir_rel;
 use crate::names::{split_key, validate_bucket_name, validate_key, DIR_ENTRY, SELF_ENTRY};
@@ -271,6 +271,14 @@ impl Store {
         let (dirfd, fd) = self.in_write_dir(bucket, key, rel, |d| {
             Ok(openat(d, tmp.as_str(), NEW_FILE, FILE_MODE)?)
         })?;
+        // Other nodes' sweeps see the writer is alive by its lock (a
+        // killed writer's lock goes with it); the age rule alone let
+        // `--sweep-age 0` on one node delete a live upload's temporary on
+        // another (issue 16). One call more per PUT, on shared file
+        // systems only.
+        if self.profile.shared && self.profile.fcntl_locks {
+            let _ = crate::probe::lock_file(fd.as_fd());
+        }
         Ok((dirfd, Temp::Named(fd)))
     }
 
@@ -351,6 +359,13 @@ impl Store {
         if self.config.durability == Durability::Fsync {
             fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         }
+        if matches!(temp, Temp::Named(_)) && self.profile.shared && self.profile.fcntl_locks {
+            // The object is whole: release the temporary's lock before it
+            // becomes the key. A locked file another node renames over
+            // waits on GlusterFS's locks translator for the lock
+            // (gluster/glusterfs#3089), which can stall both renames.
+            let _ = crate::probe::unlock_file(fd.as_fd());
+        }
         let dirfd = match cond {
             WriteCondition::IfMatch(want) => {
                 // Held until the new object is in place: no other
@@ -403,7 +418,15 @@ impl Store {
             };
             match placed {
                 Ok(()) => break Ok(dirfd.clone()),
-                Err(Errno::NOENT) if !named && DirCache::is_dead(&dirfd) => {
+                Err(Errno::NOENT | Errno::STALE)
+                    if !named
+                        && DirCache::is_stale(
+                            self.root_fd.as_fd(),
+                            &rel(),
+                            &dirfd,
+                            self.profile.shared,
+                        ) =>
+                {
                     // Pruned under the unnamed file: make the directory again
                     // and pin it with a named link, then go the named way.
                     let Temp::Unnamed(fd) = temp else {
@@ -454,7 +477,14 @@ impl Store {
                         Err(Errno::EXIST) if if_absent => {
                             break Err(precondition_failed(bucket, key, cond, None))
                         }
-                        Err(Errno::NOENT) if DirCache::is_dead(&sub) => {
+                        Err(Errno::NOENT | Errno::STALE)
+                            if DirCache::is_stale(
+                                self.root_fd.as_fd(),
+                                &sub_rel,
+                                &sub,
+                                self.profile.shared,
+                            ) =>
+                        {
                             self.dirs.forget(&sub_rel);
                             continue;
                         }
@@ -603,7 +633,7 @@ impl Store {
             };
             let lock = CasLock::acquire(fd).map_err(io)?;
             let st = fstat(&lock.fd).map_err(io)?;
-            match rustix::fs::statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            match statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(now) if now.st_ino == st.st_ino && now.st_dev == st.st_dev => {}
                 // Replaced while this writer waited: lock the new object.
                 Ok(_) => continue,
@@ -613,7 +643,12 @@ impl Store {
             if st.st_mode & libc::S_IFMT != libc::S_IFREG {
                 return Err(missing());
             }
-            let stored = meta::has_meta(&st).then(|| StoredMeta::read_from(&lock.fd));
+            let stored = match meta::has_meta(&st) {
+                true => Some(StoredMeta::read_from(&lock.fd).map_err(|e| {
+                    S3Error::from_io(&e, &format!("{bucket}/{key}: reading its ETag"))
+                })?),
+                false => None,
+            };
             let etag = meta::object_info(key, &st, stored).etag;
             if !etag_matches(want, &etag) {
                 return Err(precondition_failed(bucket, key, cond, Some(&etag)));

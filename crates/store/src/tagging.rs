@@ -15,7 +15,7 @@ impl Store {
     pub fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<BTreeMap<String, String>> {
         let (fd, st) = self.open_for_tags(bucket, key)?;
         Ok(if meta::has_meta(&st) {
-            StoredMeta::read_from(&fd).tags
+            read_meta(&fd, bucket, key)?.tags
         } else {
             BTreeMap::new()
         })
@@ -32,7 +32,7 @@ impl Store {
         meta::validate_tags(tags)?;
         let (fd, st) = self.open_for_tags(bucket, key)?;
         let mut stored = if meta::has_meta(&st) {
-            StoredMeta::read_from(&fd)
+            read_meta(&fd, bucket, key)?
         } else {
             StoredMeta::default()
         };
@@ -85,4 +85,11 @@ impl Store {
         }
         Ok((fd, st))
     }
+}
+
+/// The object's metadata attribute; a failed read is an error, never
+/// "no metadata" (writing that back would lose the ETag and checksum).
+fn read_meta(fd: &OwnedFd, bucket: &str, key: &str) -> Result<StoredMeta> {
+    StoredMeta::read_from(fd)
+        .map_err(|e| crate::S3Error::from_io(&e, &format!("{bucket}/{key}: reading its metadata")))
 }

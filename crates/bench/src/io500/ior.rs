@@ -121,17 +121,18 @@ pub fn write(
     Ok((res, count))
 }
 
-/// The read phase: rank r reads, and verifies, what rank (r+1) mod N wrote
-/// (IOR `-C -Q 1`), `count` segments.
+/// The read phase: rank r reads, and verifies, what rank (r+shift) mod N
+/// wrote (IOR `-C -Q shift`), `count` segments.
 pub fn read(
     comm: &dyn Comm,
     storage: &dyn StorageApi,
     p: &Io500Params,
     layout: IorLayout,
     count: u64,
+    shift: usize,
 ) -> anyhow::Result<Option<PhaseResult>> {
     let (rank, ranks) = (comm.rank(), comm.size());
-    let owner = (rank + 1) % ranks;
+    let owner = (rank + shift) % ranks;
     let path = layout.path(owner);
     let id = layout.file_id(owner);
     let mut buf = p.pattern.buffer(layout.transfer());

@@ -146,7 +146,8 @@ pub fn write(
     Ok((res, count))
 }
 
-/// stat, read or delete `count` files of rank (r+1) mod N (mdtest `-N 1`).
+/// stat, read or delete `count` files of rank (r+shift) mod N (mdtest
+/// `-N shift`).
 pub fn run(
     comm: &dyn Comm,
     storage: &dyn StorageApi,
@@ -154,8 +155,9 @@ pub fn run(
     layout: MdLayout,
     op: MdOp,
     count: u64,
+    shift: usize,
 ) -> anyhow::Result<Option<PhaseResult>> {
-    let owner = (comm.rank() + 1) % comm.size();
+    let owner = (comm.rank() + shift) % comm.size();
     let size = layout.file_size();
     let mut names = Names::new(layout, owner);
     let mut buf = p.pattern.buffer(size);

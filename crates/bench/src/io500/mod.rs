@@ -221,6 +221,11 @@ pub struct Io500Params {
     pub after_phase: Option<PhaseHook>,
     /// Ends the phases early (Ctrl-C): the run then fails with `Interrupted`.
     pub stop: Stop,
+    /// The data is on a file system other nodes may mount (the probe's
+    /// answer for the run directory): there a read or stat on the writer's
+    /// own node can come from its client cache, and IO500 shifts them to
+    /// another node's ranks.
+    pub shared_fs: bool,
 }
 
 impl Io500Params {
@@ -232,6 +237,7 @@ impl Io500Params {
             timestamp_file,
             after_phase: None,
             stop: Stop::new(),
+            shared_fs: false,
         }
     }
 }
@@ -281,6 +287,8 @@ pub fn run_rank(
         }
     };
     let caps = &p.caps;
+    let placement = Placement::of(comm);
+    let shift = placement.shift;
 
     // Untimed: the directories of the tree (no-ops for S3).
     if comm.rank() == 0 {
@@ -324,7 +332,18 @@ pub fn run_rank(
         check_find(r, comm.size(), md_hard);
     }
     done(r);
-    done(ior::read(comm, storage, p, IorLayout::Easy, ior_easy)?);
+    // Reads, stats and deletes act on the files of rank (r + shift) mod N,
+    // on another node wherever the ranks allow (IO500's shift by the ranks
+    // per node), so no answer can come from the writer's own client cache.
+    let mut done = |r: Option<PhaseResult>| done(r.map(|r| placement.judge(r, p.shared_fs)));
+    done(ior::read(
+        comm,
+        storage,
+        p,
+        IorLayout::Easy,
+        ior_easy,
+        shift,
+    )?);
     done(mdtest::run(
         comm,
         storage,
@@ -332,8 +351,16 @@ pub fn run_rank(
         MdLayout::Easy,
         MdOp::Stat,
         md_easy,
+        shift,
     )?);
-    done(ior::read(comm, storage, p, IorLayout::Hard, ior_hard)?);
+    done(ior::read(
+        comm,
+        storage,
+        p,
+        IorLayout::Hard,
+        ior_hard,
+        shift,
+    )?);
     done(mdtest::run(
         comm,
         storage,
@@ -341,6 +368,7 @@ pub fn run_rank(
         MdLayout::Hard,
         MdOp::Stat,
         md_hard,
+        shift,
     )?);
     done(mdtest::run(
         comm,
@@ -349,6 +377,7 @@ pub fn run_rank(
         MdLayout::Easy,
         MdOp::Delete,
         md_easy,
+        shift,
     )?);
     done(mdtest::run(
         comm,
@@ -357,6 +386,7 @@ pub fn run_rank(
         MdLayout::Hard,
         MdOp::Read,
         md_hard,
+        shift,
     )?);
     done(mdtest::run(
         comm,
@@ -365,8 +395,87 @@ pub fn run_rank(
         MdLayout::Hard,
         MdOp::Delete,
         md_hard,
+        shift,
     )?);
     Ok(out)
+}
+
+/// Where the ranks run, and the shift that puts every rank's reads on
+/// another node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// Reads, stats and deletes go to rank (r + shift) mod N.
+    pub shift: usize,
+    /// Distinct nodes (host names) among the ranks.
+    pub nodes: usize,
+    /// Why a reader may share a node with the writer, if it may.
+    pub same_node: Option<String>,
+}
+
+impl Placement {
+    /// Gathers every rank's host name and picks the smallest shift that
+    /// moves every rank's reads to another node (IO500 shifts by the ranks
+    /// per node); 1 when there is none.
+    pub fn of(comm: &dyn Comm) -> Placement {
+        let host = rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .into_owned();
+        let hosts = comm.allgather_bytes(host.as_bytes());
+        Placement::for_hosts(&hosts)
+    }
+
+    pub fn for_hosts(hosts: &[Vec<u8>]) -> Placement {
+        let n = hosts.len();
+        let mut distinct: Vec<&Vec<u8>> = hosts.iter().collect();
+        distinct.sort();
+        distinct.dedup();
+        let nodes = distinct.len();
+        let crosses = |s: usize| (0..n).all(|r| hosts[(r + s) % n] != hosts[r]);
+        match (1..n).find(|&s| crosses(s)) {
+            Some(shift) => Placement {
+                shift,
+                nodes,
+                same_node: None,
+            },
+            None if nodes <= 1 => Placement {
+                shift: 1,
+                nodes,
+                same_node: Some(format!(
+                    "all {n} ranks ran on one node ({}): a read or stat could be answered from \
+                     the writer's own client cache; run ranks on several nodes",
+                    String::from_utf8_lossy(hosts.first().map_or(&b"?"[..], |h| &h[..]))
+                )),
+            },
+            None => Placement {
+                shift: 1,
+                nodes,
+                same_node: Some(format!(
+                    "no shift of the ranks puts every reader on another node than the writer \
+                     ({n} ranks on {nodes} nodes, unevenly): some reads or stats could be \
+                     answered from the writer's own client cache; give every node the same \
+                     number of ranks"
+                )),
+            },
+        }
+    }
+
+    /// Marks a read, stat or delete phase invalid on a shared file system
+    /// when a reader may share the writer's node.
+    fn judge(&self, mut r: PhaseResult, shared_fs: bool) -> PhaseResult {
+        if let Some(why) = &self.same_node {
+            if shared_fs {
+                r.valid = false;
+                r.notes.push(why.clone());
+            }
+        } else if r.name != "find" {
+            r.notes.push(format!(
+                "ranks on {} nodes; each rank worked on the files of rank r+{} (another node)",
+                self.nodes, self.shift
+            ));
+        }
+        r
+    }
 }
 
 /// The timestamp phase: rank 0 creates the reference file; its mtime (the
@@ -511,5 +620,37 @@ mod tests {
             Caps::default().ior_easy_bytes_per_rank
         );
         assert!(c.mdtest_hard_files_per_rank >= 1);
+    }
+}
+
+#[cfg(test)]
+mod placement_tests {
+    use super::Placement;
+
+    fn hosts(names: &[&str]) -> Vec<Vec<u8>> {
+        names.iter().map(|n| n.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn shifts_reads_to_another_node() {
+        // mpirun --map-by node: round robin, one is enough.
+        let p = Placement::for_hosts(&hosts(&["n1", "n2", "n1", "n2"]));
+        assert_eq!((p.shift, p.nodes, p.same_node), (1, 2, None));
+        // --map-by slot: blocks of two, IO500's shift by ranks per node.
+        let p = Placement::for_hosts(&hosts(&["n1", "n1", "n2", "n2"]));
+        assert_eq!((p.shift, p.same_node), (2, None));
+        let p = Placement::for_hosts(&hosts(&["n1", "n1", "n1", "n2", "n2", "n2"]));
+        assert_eq!(p.shift, 3);
+    }
+
+    #[test]
+    fn one_node_or_uneven_nodes_say_why() {
+        let p = Placement::for_hosts(&hosts(&["n1", "n1"]));
+        assert_eq!(p.nodes, 1);
+        assert!(p.same_node.unwrap().contains("one node (n1)"));
+        let p = Placement::for_hosts(&hosts(&["n1", "n1", "n2"]));
+        assert!(p.same_node.unwrap().contains("unevenly"));
+        let p = Placement::for_hosts(&hosts(&["n1"]));
+        assert!(p.same_node.is_some());
     }
 }

@@ -1,5 +1,5 @@
 """The calls today's SDKs and tools make, with the latest boto3 (scripts/test
-installs it from PyPI into target/client-venv): conditional writes (and
+installs it from PyPI into target/py): conditional writes (and
 races of two writers: exactly one wins), AWS-shaped errors with RequestId,
 versioning, tagging, ACLs, ListObjectVersions, ownership controls, bucket
 policy. Prints `PASS name` / `FAIL name: why` lines; exits 0 only if all pass.

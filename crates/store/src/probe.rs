@@ -1,0 +1,525 @@
+//! What the file system under a data root can do, and what it charges.
+//!
+//! [`FsProfile::probe`] runs at [`crate::Store::open`] in a scratch
+//! directory (`.s3hpc-probe.<host>.<pid>.<n>`, a reserved name, removed at
+//! once): `O_TMPFILE`, `RENAME_NOREPLACE`, `RENAME_EXCHANGE`, `linkat`,
+//! xattrs, fcntl and flock locks, d_type in readdir. The engine takes its
+//! paths from the answer (unnamed temporaries, rename-exchange, locked
+//! temporaries and no trusted caches on shared file systems, no mapped GETs
+//! on FUSE). [`measure_costs`] and [`warnings`] are for `s3hpc probe DIR`.
+
+use rustix::fs::{
+    fgetxattr, fsetxattr, fstatfs, fsync, linkat, mkdirat, openat, renameat, renameat_with, statat,
+    unlinkat, AtFlags, Dir, FileType, Mode, OFlags, RenameFlags, XattrFlags,
+};
+use rustix::io::Errno;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+pub(crate) const EXT4_SUPER_MAGIC: i64 = 0xEF53;
+pub(crate) const TMPFS_MAGIC: i64 = 0x0102_1994;
+const FUSE_SUPER_MAGIC: i64 = 0x6573_5546;
+/// File systems that only this machine mounts: their caches are the file
+/// system's own, and no other node writes behind them.
+const LOCAL: &[(i64, &str)] = &[
+    (EXT4_SUPER_MAGIC, "ext4"),
+    (TMPFS_MAGIC, "tmpfs"),
+    (0x5846_5342, "xfs"),
+    (0x9123_683E, "btrfs"),
+    (0xF2F2_0A52, "f2fs"),
+    (0x794C_7630, "overlayfs"),
+    (0x2FC1_2FC1, "zfs"),
+    (0x6462_6720, "debugfs"),
+];
+const SHARED: &[(i64, &str)] = &[
+    (FUSE_SUPER_MAGIC, "fuse"),
+    (0x6969, "nfs"),
+    (0x0BD0_0BD0, "lustre"),
+    (0x4750_4653, "gpfs"),
+    (0x00C3_6400, "ceph"),
+    (0x1983_0326, "beegfs"),
+    (0xFE53_4D42, "smb2"),
+    (0xFF53_4D42, "cifs"),
+    (0x6B41_4653, "afs"),
+];
+
+/// What the probe found. `Default` is the most cautious answer (nothing
+/// works, shared), for a root the probe could not write in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsProfile {
+    /// `statfs` `f_type`.
+    pub fs_type: i64,
+    /// `ext4`, `tmpfs`, `fuse`, `nfs`, ... (from `f_type`).
+    pub fs_name: String,
+    /// Other nodes may mount it: network, cluster and FUSE file systems,
+    /// and any type not known to be local.
+    pub shared: bool,
+    pub fuse: bool,
+    pub tmpfile: bool,
+    pub rename_noreplace: bool,
+    pub rename_exchange: bool,
+    pub linkat: bool,
+    pub xattrs: bool,
+    pub fcntl_locks: bool,
+    pub flock: bool,
+    pub d_type: bool,
+}
+
+impl Default for FsProfile {
+    fn default() -> Self {
+        FsProfile {
+            fs_type: 0,
+            fs_name: "unknown".into(),
+            shared: true,
+            fuse: false,
+            tmpfile: false,
+            rename_noreplace: false,
+            rename_exchange: false,
+            linkat: false,
+            xattrs: false,
+            fcntl_locks: false,
+            flock: false,
+            d_type: false,
+        }
+    }
+}
+
+fn scratch_name() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let host: String = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(40)
+        .collect();
+    format!(
+        ".s3hpc-probe.{host}.{}.{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+const NEW: OFlags = OFlags::CREATE
+    .union(OFlags::EXCL)
+    .union(OFlags::RDWR)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+const MODE: Mode = Mode::from_bits_truncate(0o600);
+
+/// A scratch directory, removed with everything in it on drop.
+struct Scratch<'a> {
+    parent: BorrowedFd<'a>,
+    name: String,
+    fd: OwnedFd,
+}
+
+impl<'a> Scratch<'a> {
+    fn new(parent: BorrowedFd<'a>) -> rustix::io::Result<Scratch<'a>> {
+        let name = scratch_name();
+        mkdirat(parent, name.as_str(), Mode::from_bits_truncate(0o700))?;
+        let fd = openat(
+            parent,
+            name.as_str(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .inspect_err(|_| {
+            let _ = unlinkat(parent, name.as_str(), AtFlags::REMOVEDIR);
+        })?;
+        Ok(Scratch { parent, name, fd })
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        remove_tree(&self.fd);
+        let _ = unlinkat(self.parent, self.name.as_str(), AtFlags::REMOVEDIR);
+    }
+}
+
+fn remove_tree(dir: &OwnedFd) {
+    let Ok(entries) = Dir::read_from(dir) else {
+        return;
+    };
+    let names: Vec<_> = entries
+        .flatten()
+        .map(|e| e.file_name().to_owned())
+        .filter(|n| n.to_bytes() != b"." && n.to_bytes() != b"..")
+        .collect();
+    for n in names {
+        if unlinkat(dir, n.as_c_str(), AtFlags::empty()) == Err(Errno::ISDIR) {
+            if let Ok(sub) = openat(
+                dir,
+                n.as_c_str(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                remove_tree(&sub);
+            }
+            let _ = unlinkat(dir, n.as_c_str(), AtFlags::REMOVEDIR);
+        }
+    }
+}
+
+fn fs_kind(fs_type: i64) -> (String, bool) {
+    if let Some((_, n)) = LOCAL.iter().find(|(m, _)| *m == fs_type) {
+        return (n.to_string(), false);
+    }
+    if let Some((_, n)) = SHARED.iter().find(|(m, _)| *m == fs_type) {
+        return (n.to_string(), true);
+    }
+    (format!("0x{fs_type:x}"), true)
+}
+
+/// A whole-file write lock with `fcntl(F_SETLK)`: Ok(true) taken,
+/// Ok(false) held by another process, Err when the file system has none.
+pub(crate) fn lock_file(fd: BorrowedFd<'_>) -> rustix::io::Result<bool> {
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    // SAFETY: F_SETLK with a valid flock struct on an open fd.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETLK, &fl) };
+    if r == 0 {
+        return Ok(true);
+    }
+    match Errno::from_raw_os_error(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)) {
+        Errno::ACCESS | Errno::AGAIN => Ok(false),
+        e => Err(e),
+    }
+}
+
+/// Releases the lock of [`lock_file`].
+pub(crate) fn unlock_file(fd: BorrowedFd<'_>) -> rustix::io::Result<()> {
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_UNLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    // SAFETY: F_SETLK with a valid flock struct on an open fd.
+    match unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETLK, &fl) } {
+        0 => Ok(()),
+        _ => Err(Errno::from_raw_os_error(
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+        )),
+    }
+}
+
+/// Whether another process holds a lock on the file (`fcntl(F_GETLK)`).
+pub(crate) fn locked_by_other(fd: BorrowedFd<'_>) -> bool {
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    // SAFETY: F_GETLK with a valid flock struct on an open fd.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETLK, &mut fl) };
+    r == 0 && fl.l_type != libc::F_UNLCK as _
+}
+
+impl FsProfile {
+    /// Probes the file system of directory `dir` (see the module docs).
+    /// Costs a dozen metadata calls; a directory it cannot write in gets
+    /// the cautious default with the type filled in.
+    pub fn probe(dir: BorrowedFd<'_>) -> FsProfile {
+        #[allow(clippy::unnecessary_cast)] // f_type's type differs between architectures
+        let fs_type = fstatfs(dir).map_or(0, |st| st.f_type as i64);
+        let (fs_name, shared) = fs_kind(fs_type);
+        let mut p = FsProfile {
+            fs_type,
+            fs_name,
+            shared,
+            fuse: fs_type == FUSE_SUPER_MAGIC,
+            ..FsProfile::default()
+        };
+        let Ok(s) = Scratch::new(dir) else {
+            return p;
+        };
+        let d = s.fd.as_fd();
+        p.tmpfile = openat(
+            d,
+            ".",
+            OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+            MODE,
+        )
+        .is_ok();
+        let Ok(a) = openat(d, "a", NEW, MODE) else {
+            return p;
+        };
+        let _ = rustix::io::write(&a, b"x");
+        let _ = openat(d, "b", NEW, MODE);
+        p.linkat = linkat(d, "a", d, "l", AtFlags::empty()).is_ok();
+        // NOREPLACE must both move onto a free name and refuse a taken one.
+        p.rename_noreplace = renameat_with(d, "b", d, "c", RenameFlags::NOREPLACE).is_ok()
+            && renameat_with(d, "c", d, "a", RenameFlags::NOREPLACE) == Err(Errno::EXIST);
+        let c = if p.rename_noreplace { "c" } else { "b" };
+        p.rename_exchange = renameat_with(d, "a", d, c, RenameFlags::EXCHANGE).is_ok();
+        p.xattrs = fsetxattr(&a, "user.s3hpc.probe", b"1", XattrFlags::empty()).is_ok()
+            && fgetxattr(&a, "user.s3hpc.probe", &mut [0u8; 8]).is_ok();
+        p.fcntl_locks = lock_file(a.as_fd()).is_ok();
+        p.flock =
+            rustix::fs::flock(&a, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok();
+        p.d_type = Dir::read_from(&s.fd).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_bytes() == b"a" && e.file_type() != FileType::Unknown)
+        });
+        p
+    }
+
+    /// One line per capability, for `s3hpc probe`.
+    pub fn describe(&self) -> String {
+        let yn = |b: bool| if b { "yes" } else { "NO" };
+        format!(
+            "file system: {} (f_type 0x{:x}){}\n\
+             O_TMPFILE:        {}\n\
+             RENAME_NOREPLACE: {}\n\
+             RENAME_EXCHANGE:  {}\n\
+             linkat:           {}\n\
+             xattrs (user.*):  {}\n\
+             fcntl locks:      {}\n\
+             flock:            {}\n\
+             d_type:           {}\n",
+            self.fs_name,
+            self.fs_type,
+            if self.shared {
+                ", shared (other nodes may mount it)"
+            } else {
+                ", local"
+            },
+            yn(self.tmpfile),
+            yn(self.rename_noreplace),
+            yn(self.rename_exchange),
+            yn(self.linkat),
+            yn(self.xattrs),
+            yn(self.fcntl_locks),
+            yn(self.flock),
+            yn(self.d_type),
+        )
+    }
+}
+
+/// The median cost in microseconds of each metadata call in `dir`, `n`
+/// times each (`s3hpc probe`): create, stat, open, rename, link, unlink,
+/// mkdir, rmdir, readdir page, getxattr, fsync.
+pub fn measure_costs(dir: BorrowedFd<'_>, n: usize) -> std::io::Result<Vec<(&'static str, f64)>> {
+    let s = Scratch::new(dir)?;
+    let d = s.fd.as_fd();
+    let mut out = Vec::new();
+    let mut time = |name: &'static str, f: &mut dyn FnMut(usize) -> rustix::io::Result<()>| {
+        let mut v = Vec::with_capacity(n);
+        for i in 0..n {
+            let t = Instant::now();
+            if f(i).is_err() {
+                return;
+            }
+            v.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        v.sort_by(f64::total_cmp);
+        out.push((name, v[v.len() / 2]));
+    };
+    let f = |i: usize| format!("f{i}");
+    time("create", &mut |i| {
+        openat(d, f(i).as_str(), NEW, MODE).map(drop)
+    });
+    time("stat", &mut |i| {
+        statat(d, f(i).as_str(), AtFlags::SYMLINK_NOFOLLOW).map(drop)
+    });
+    time("open", &mut |i| {
+        openat(
+            d,
+            f(i).as_str(),
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map(drop)
+    });
+    time("rename", &mut |i| {
+        renameat(d, f(i).as_str(), d, format!("r{i}").as_str())
+    });
+    time("link", &mut |i| {
+        linkat(
+            d,
+            format!("r{i}").as_str(),
+            d,
+            f(i).as_str(),
+            AtFlags::empty(),
+        )
+    });
+    time("unlink", &mut |i| {
+        unlinkat(d, format!("r{i}").as_str(), AtFlags::empty())
+    });
+    time("mkdir", &mut |i| {
+        mkdirat(d, format!("d{i}").as_str(), Mode::from_bits_truncate(0o700))
+    });
+    time("rmdir", &mut |i| {
+        unlinkat(d, format!("d{i}").as_str(), AtFlags::REMOVEDIR)
+    });
+    // A page: one listing of the directory of n files, from the start.
+    time("readdir page", &mut |_| {
+        let fd = openat(
+            d,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Dir::read_from(&fd)?.take(1000).for_each(drop);
+        Ok(())
+    });
+    let x = openat(d, "x", NEW, MODE)?;
+    let have_xattr = fsetxattr(&x, "user.s3hpc.probe", b"0123456789", XattrFlags::empty()).is_ok();
+    if have_xattr {
+        time("getxattr", &mut |_| {
+            fgetxattr(&x, "user.s3hpc.probe", &mut [0u8; 64]).map(drop)
+        });
+    }
+    time("fsync (4 KiB)", &mut |_| {
+        rustix::io::pwrite(&x, &[7u8; 4096], 0)?;
+        fsync(&x)
+    });
+    Ok(out)
+}
+
+/// Configurations of the file system under `path` that break cross-node
+/// guarantees, where they can be seen from a client: GlusterFS caching
+/// translators in the client graph, FUSE attribute and entry caches left on
+/// (GlusterFS, MooseFS).
+pub fn warnings(path: &Path, profile: &FsProfile) -> Vec<String> {
+    let mut out = Vec::new();
+    if !profile.fuse {
+        return out;
+    }
+    let Some((mnt, fstype)) = mount_of(path) else {
+        return out;
+    };
+    let cmdline = fuse_daemon_cmdline(&mnt);
+    if fstype == "fuse.glusterfs" {
+        let graph = Path::new(&mnt).join(".meta/graphs/active");
+        if let Ok(rd) = std::fs::read_dir(&graph) {
+            let names: Vec<String> = rd
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            let on: Vec<&str> = [
+                "quick-read",
+                "io-cache",
+                "open-behind",
+                "write-behind",
+                "read-ahead",
+                "readdir-ahead",
+                "md-cache",
+                "nl-cache",
+            ]
+            .into_iter()
+            .filter(|x| names.iter().any(|n| n.ends_with(&format!("-{x}"))))
+            .collect();
+            if !on.is_empty() {
+                out.push(format!(
+                    "GlusterFS caching translators are on ({}): reads on one node can be stale \
+                     after a write on another (99 in 100 in issue 16). Turn them off: gluster \
+                     volume set VOL performance.<name> off (stat-prefetch for md-cache)",
+                    on.join(", ")
+                ));
+            }
+        }
+        if let Some(c) = &cmdline {
+            for opt in ["attribute-timeout", "entry-timeout", "negative-timeout"] {
+                if !c.iter().any(|a| a == &format!("--{opt}=0")) {
+                    out.push(format!(
+                        "the FUSE {opt} is not 0 on {mnt}: the kernel may answer from its own \
+                         cache for a while after another node's change; mount with -o {opt}=0"
+                    ));
+                }
+            }
+        }
+    } else if fstype.starts_with("fuse.mfs") || fstype == "fuse.moosefs" {
+        if let Some(c) = &cmdline {
+            let all = c.join(" ");
+            for opt in [
+                "mfsattrcacheto",
+                "mfsdirentrycacheto",
+                "mfsentrycacheto",
+                "mfsnegentrycacheto",
+                "mfsxattrcacheto",
+            ] {
+                if !all.contains(&format!("{opt}=0")) {
+                    out.push(format!(
+                        "MooseFS {opt} is not 0 on {mnt}: this client may answer from its cache \
+                         after another node's change; mount with -o {opt}=0"
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The mount point and type holding `path` (longest matching mount point).
+fn mount_of(path: &Path) -> Option<(String, String)> {
+    let path = std::fs::canonicalize(path).ok()?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<(String, String)> = None;
+    for line in info.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = f.iter().position(|x| *x == "-") else {
+            continue;
+        };
+        let (Some(mp), Some(ty)) = (f.get(4), f.get(sep + 1)) else {
+            continue;
+        };
+        let mp = mp.replace("\\040", " ");
+        if path.starts_with(&mp) && best.as_ref().is_none_or(|(b, _)| mp.len() >= b.len()) {
+            best = Some((mp, ty.to_string()));
+        }
+    }
+    best
+}
+
+/// The command line of the FUSE daemon serving mount point `mnt` in this
+/// process's mount namespace.
+fn fuse_daemon_cmdline(mnt: &str) -> Option<Vec<String>> {
+    let own_ns = std::fs::read_link("/proc/self/ns/mnt").ok()?;
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let p = e.path();
+        if std::fs::read_link(p.join("ns/mnt")).ok().as_ref() != Some(&own_ns) {
+            continue;
+        }
+        let Ok(raw) = std::fs::read(p.join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = raw
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let daemon = args.first().is_some_and(|a| {
+            let a = a.rsplit('/').next().unwrap_or(a);
+            a.starts_with("glusterfs") || a.starts_with("mfsmount")
+        });
+        if daemon && args.iter().any(|a| a == mnt) {
+            return Some(args);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_a_local_directory_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let fd = rustix::fs::open(
+            dir.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .unwrap();
+        let p = FsProfile::probe(fd.as_fd());
+        assert!(p.linkat, "{p:?}");
+        assert!(p.d_type, "{p:?}");
+        assert!(p.fcntl_locks, "{p:?}");
+        let costs = measure_costs(fd.as_fd(), 5).unwrap();
+        assert!(costs.iter().any(|(n, _)| *n == "create"), "{costs:?}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
