@@ -7,6 +7,8 @@
 # `real clients: N passed, N failed, 0 skipped` line; exits 1 on a failure.
 #
 # Usage: run.sh PATH/TO/s3hpc   (scripts/test installs the clients first)
+# S3HPC_AWS: the aws CLI to use (scripts/test installs the latest from PyPI);
+# without it, Debian's /usr/bin/aws.
 # S3HPC_PYTHON: the Python whose boto3 to use (scripts/test makes a
 # virtualenv with the latest from PyPI); without it, /usr/bin/python3.
 set -uo pipefail
@@ -47,7 +49,7 @@ head -c $((100 << 20)) /dev/urandom >"$work/big"
 aws_() {
     AWS_ACCESS_KEY_ID=$S3HPC_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3HPC_SECRET_KEY AWS_DEFAULT_REGION=us-east-1 \
     AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true \
-    AWS_PAGER= /usr/bin/aws --endpoint-url "$ep" "$@"
+    AWS_PAGER= "${S3HPC_AWS:-/usr/bin/aws}" --endpoint-url "$ep" "$@"
 }
 check "aws mb/ls" bash -c "$(declare -f aws_); ep=$ep; aws_ s3 mb s3://awsb && aws_ s3 ls | grep -q awsb"
 check "aws put/head small with metadata" bash -c "$(declare -f aws_); ep=$ep
