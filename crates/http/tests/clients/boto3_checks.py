@@ -9,46 +9,22 @@ import os
 import sys
 import urllib.request
 
-import boto3
 import botocore
 from boto3.s3.transfer import TransferConfig
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
-from botocore.config import Config
+from s3checks import expect_code
+import s3checks
 
 endpoint, access, secret, work = sys.argv[1:5]
-results = []
 
 
 def client(key=access, sec=secret):
-    return boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id=key,
-        aws_secret_access_key=sec,
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
-    )
+    return s3checks.client(endpoint, key, sec)
 
 
 def check(name, fn):
-    try:
-        fn()
-        results.append(True)
-        print(f"PASS boto3 {name}", flush=True)
-    except Exception as e:  # a failed check, whatever raised
-        results.append(False)
-        print(f"FAIL boto3 {name}: {type(e).__name__}: {e}", flush=True)
-
-
-def expect_code(code, fn):
-    try:
-        fn()
-    except botocore.exceptions.ClientError as e:
-        got = e.response["Error"]["Code"]
-        assert got == code, f"expected {code}, got {got}"
-        return
-    raise AssertionError(f"expected {code}, the request succeeded")
+    s3checks.check("boto3", name, fn)
 
 
 s3 = client()
@@ -255,4 +231,4 @@ for name, fn in [
     ("cleanup", cleanup),
 ]:
     check(name, fn)
-sys.exit(0 if all(results) else 1)
+s3checks.finish()

@@ -22,10 +22,11 @@ import boto3
 import botocore
 import botocore.httpchecksum
 from boto3.s3.transfer import TransferConfig
-from botocore import UNSIGNED
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.config import Config
+from s3checks import expect_code
+import s3checks
 
 try:  # CRC32C and CRC64NVME, for botocore and for the expected values here
     import awscrt.checksums
@@ -33,7 +34,6 @@ except ImportError:
     awscrt = None
 
 endpoint, anon_endpoint, access, secret = sys.argv[1:5]
-results = []
 ALGS = ["CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256"]
 _urlparse = botocore.httpchecksum.urlparse
 
@@ -44,35 +44,14 @@ def https_mode(on):
 
 
 def client(ep=endpoint, anonymous=False):
-    return boto3.client(
-        "s3", endpoint_url=ep, aws_access_key_id=access, aws_secret_access_key=secret,
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1},
-                      signature_version=UNSIGNED if anonymous else None),
-    )
+    return s3checks.client(ep, access, secret, unsigned=anonymous)
 
 
 def check(name, fn):
     try:
-        fn()
-        results.append(True)
-        print(f"PASS boto3 {name}", flush=True)
-    except Exception as e:  # a failed check, whatever raised
-        results.append(False)
-        print(f"FAIL boto3 {name}: {type(e).__name__}: {e}", flush=True)
+        s3checks.check("boto3", name, fn)
     finally:
         https_mode(False)
-
-
-def expect_code(code, fn):
-    try:
-        fn()
-    except botocore.exceptions.ClientError as e:
-        got = e.response["Error"]["Code"]
-        assert got == code, f"expected {code}, got {got}: {e}"
-        return e
-    raise AssertionError(f"expected {code}, the request succeeded")
-
 
 def raw(alg, data):
     if alg in ("CRC32C", "CRC64NVME") and awscrt is None:
@@ -365,4 +344,4 @@ for name, fn in [
     ("checksum cleanup", cleanup),
 ]:
     check(name, fn)
-sys.exit(0 if all(results) else 1)
+s3checks.finish()

@@ -11,32 +11,17 @@ import threading
 
 import boto3
 import botocore
-from botocore.config import Config
+import s3checks
 
 endpoint, access, secret = sys.argv[1:4]
-results = []
 
 
 def client():
-    return boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id=access,
-        aws_secret_access_key=secret,
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
-    )
+    return s3checks.client(endpoint, access, secret)
 
 
 def check(name, fn):
-    try:
-        fn()
-        results.append(True)
-        print(f"PASS boto3-{boto3.__version__} {name}", flush=True)
-    except Exception as e:  # a failed check, whatever raised
-        results.append(False)
-        print(f"FAIL boto3-{boto3.__version__} {name}: {type(e).__name__}: {e}", flush=True)
-
+    s3checks.check(f"boto3-{boto3.__version__}", name, fn)
 
 def error_of(fn):
     try:
@@ -281,4 +266,4 @@ for name, fn in [
     ("cleanup_by_versions", cleanup),
 ]:
     check(name, fn)
-sys.exit(0 if all(results) else 1)
+s3checks.finish()
