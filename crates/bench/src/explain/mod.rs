@@ -5,7 +5,8 @@
 //! multipart upload) run through each layer in turn: POSIX calls alone, the
 //! engine in-process, the libs3 ABI, the RPC gateway over a Unix socket and
 //! over TCP, the HTTP server unsigned and signed, and any external endpoint.
-//! Repetitions alternate the layer order. For each op and layer: median and
+//! Each op runs through every layer in turn, the layer order alternating
+//! from op to op, with repetitions. For each op and layer: median and
 //! p99 latency, the time it adds over the layer below, the file-system
 //! calls per op by kind (counted by the engine, `s3hpc_store::fscalls`),
 //! CPU per op in the calling thread and in the rest of the process (the
@@ -250,44 +251,100 @@ fn data(len: usize) -> Vec<u8> {
         .collect()
 }
 
-/// One repetition of every op on one layer.
-fn run_layer(
+/// Runs `op` `n` times through every layer, on `key(i)` with `body`: the
+/// layer order reversed on odd turns.
+#[allow(clippy::too_many_arguments)]
+fn through_layers(
+    layers: &[Layer],
+    cells: &mut [Vec<Vec<Cell>>],
+    turn: usize,
+    op: Op,
+    slot: usize,
+    n: usize,
+    key: impl Fn(usize) -> String,
+    body: &[u8],
+    buf: &mut Vec<u8>,
+) -> anyhow::Result<()> {
+    let count = layers.len();
+    for k in 0..count {
+        let li = if turn.is_multiple_of(2) { k } else { count - 1 - k };
+        let layer = &layers[li];
+        measure(&mut cells[li][op_index(op)][slot], n, |i| {
+            layer.exec.run(op, &key(i), body, buf)
+        })
+        .with_context(|| format!("{} through layer {}", op.name(), layer.name))?;
+    }
+    Ok(())
+}
+
+/// One repetition: each op in turn through every layer, the order of the
+/// layers alternating from op to op. A slow spell of the machine (a journal
+/// commit, a stolen core) then falls on several layers' samples, not on one
+/// layer's whole batch, which made single cells swing by tens of µs.
+fn run_rep(
     p: &ExplainParams,
-    layer: &Layer,
+    layers: &[Layer],
     rep: usize,
-    cells: &mut [Vec<Cell>],
+    cells: &mut [Vec<Vec<Cell>>],
     part: &[u8],
 ) -> anyhow::Result<()> {
-    let exec = &layer.exec;
     let mut buf = Vec::new();
+    let mut turn = rep;
     for (slot, &size) in p.sizes.iter().enumerate() {
-        p.stop.check()?;
         let body = data(size as usize);
         let n = batch_for(p.batch, size);
-        let keys: Vec<String> = (0..n).map(|i| format!("obj/{slot}-{rep}-{i}")).collect();
         for op in Op::SIZED {
             if op == Op::GetRange && size == 0 {
                 continue; // no byte to ask for
             }
-            measure(&mut cells[op_index(op)][slot], n, |i| {
-                exec.run(op, &keys[i], &body, &mut buf)
-            })?;
+            p.stop.check()?;
+            let key = |i| format!("obj/{slot}-{rep}-{i}");
+            through_layers(layers, cells, turn, op, slot, n, key, &body, &mut buf)?;
+            turn += 1;
         }
     }
     p.stop.check()?;
-    let n = p.batch;
-    measure(&mut cells[op_index(Op::HeadMissing)][0], n, |i| {
-        exec.run(Op::HeadMissing, &format!("obj/missing-{i}"), &[], &mut buf)
-    })?;
-    measure(&mut cells[op_index(Op::List)][0], (n / 20).max(3), |_| {
-        exec.run(Op::List, "", &[], &mut buf)
-    })?;
+    let missing = |i| format!("obj/missing-{i}");
+    through_layers(
+        layers,
+        cells,
+        turn,
+        Op::HeadMissing,
+        0,
+        p.batch,
+        missing,
+        &[],
+        &mut buf,
+    )?;
+    let lists = (p.batch / 20).max(3);
+    through_layers(
+        layers,
+        cells,
+        turn + 1,
+        Op::List,
+        0,
+        lists,
+        |_| String::new(),
+        &[],
+        &mut buf,
+    )?;
     let uploads = 2;
-    measure(&mut cells[op_index(Op::Multipart)][0], uploads, |i| {
-        exec.run(Op::Multipart, &format!("mpu/{rep}-{i}"), part, &mut buf)
-    })?;
-    for i in 0..uploads {
-        exec.remove(&format!("mpu/{rep}-{i}"))?;
+    let upload = |i| format!("mpu/{rep}-{i}");
+    through_layers(
+        layers,
+        cells,
+        turn,
+        Op::Multipart,
+        0,
+        uploads,
+        upload,
+        part,
+        &mut buf,
+    )?;
+    for layer in layers {
+        for i in 0..uploads {
+            layer.exec.remove(&upload(i))?;
+        }
     }
     Ok(())
 }
@@ -389,15 +446,7 @@ fn run_in(
     let mut cells = vec![vec![vec![Cell::default(); p.sizes.len()]; Op::ALL.len()]; layers.len()];
     let measured = (|| {
         for rep in 0..p.repeat {
-            let order: Vec<usize> = if rep % 2 == 0 {
-                (0..layers.len()).collect()
-            } else {
-                (0..layers.len()).rev().collect()
-            };
-            for &li in &order {
-                run_layer(p, &layers[li], rep, &mut cells[li], &part)
-                    .with_context(|| format!("layer {}", layers[li].name))?;
-            }
+            run_rep(p, &layers, rep, &mut cells, &part)?;
         }
         anyhow::Ok(())
     })();
