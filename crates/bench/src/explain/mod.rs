@@ -267,7 +267,11 @@ fn through_layers(
 ) -> anyhow::Result<()> {
     let count = layers.len();
     for k in 0..count {
-        let li = if turn.is_multiple_of(2) { k } else { count - 1 - k };
+        let li = if turn.is_multiple_of(2) {
+            k
+        } else {
+            count - 1 - k
+        };
         let layer = &layers[li];
         measure(&mut cells[li][op_index(op)][slot], n, |i| {
             layer.exec.run(op, &key(i), body, buf)
