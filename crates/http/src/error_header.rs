@@ -75,13 +75,24 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErro
         }
         // A cheap clone (shared bytes); read only for an error's Resource.
         let uri = req.uri().clone();
+        let sends_body = sends_body(req.headers());
         Box::pin(async move {
             let mut resp = service.call(req).await?;
             let id = request_id();
-            if resp.status().as_u16() >= 400 {
+            let failed = resp.status().as_u16() >= 400;
+            if failed {
                 complete_error(&mut resp, uri.path(), &id);
             }
             let h = resp.headers_mut();
+            if failed && sends_body {
+                // An error may come before the body was read (a refused
+                // PUT with `Expect: 100-continue`, whose client sends the
+                // body anyway after a pause). The connection closes, or
+                // those bytes would be read as the next request: seen as
+                // SignatureDoesNotMatch on the following call, the body's
+                // byte prefixed to its method.
+                h.insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+            }
             if let Ok(v) = HeaderValue::from_str(&id) {
                 h.insert("x-amz-id-2", v.clone());
                 h.insert("x-amz-request-id", v);
@@ -89,6 +100,13 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErro
             Ok(resp)
         })
     }
+}
+
+/// Whether a request announces a body (a length above 0, or chunks).
+fn sends_body(h: &hyper::HeaderMap) -> bool {
+    h.get(hyper::header::CONTENT_LENGTH)
+        .is_some_and(|v| v.as_bytes() != b"0")
+        || h.contains_key(hyper::header::TRANSFER_ENCODING)
 }
 
 /// Completes an error answer: the body to AWS's shape, and the code and
