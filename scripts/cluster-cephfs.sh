@@ -96,6 +96,8 @@ mds beacon grace = 60
 mds cache memory limit = 536870912
 [client]
 admin socket = $d/run/\$name.\$pid.asok
+# A client that cannot reach the MDS gives up after 30 s, not 300.
+client mount timeout = 30
 EOF
 }
 
@@ -138,7 +140,7 @@ cephfs_up() {
     local out
     out=$({ ceph_cli osd pool create cephfs_metadata 16 && ceph_cli osd pool create cephfs_data 32 \
         && ceph_cli fs new cephfs cephfs_metadata cephfs_data; } 2>&1) || die "making the file system failed: $out"
-    ceph-mds "${c[@]}" -i a 2>/dev/null || die "ceph-mds did not start (log: $d/log/mds.a.log)"
+    ceph-mds "${c[@]}" -i a >/dev/null 2>&1 || die "ceph-mds did not start (log: $d/log/mds.a.log)"
     ceph_wait 60 cephfs_active || die "the MDS was not active within 60 s: $(ceph_cli fs status 2>&1 | head -5)"
     say "cephfs: mon, mgr, osd, mds up in $((SECONDS - t0)) s"
 }
