@@ -149,10 +149,15 @@ cephfs_up() {
         && ceph_cli fs new cephfs cephfs_metadata cephfs_data; } 2>&1) || die "making the file system failed: $out"
     ceph-mds "${c[@]}" -i a >/dev/null 2>&1 || die "ceph-mds did not start (log: $d/log/mds.a.log)"
     ceph_wait 60 cephfs_active || die "the MDS was not active within 60 s: $(ceph_cli fs status 2>&1 | head -5)"
+    # Clients' statfs reports no free space until the manager has the OSD's
+    # statistics (a few seconds): s3hpc bench, which sizes its runs to the
+    # free space, then shrank an IO500 run to a few operations.
+    ceph_wait 60 cephfs_has_space || die "the cluster reported no free space within 60 s: $(ceph_cli df 2>&1 | head -4)"
     say "cephfs: mon, mgr, osd, mds up in $((SECONDS - t0)) s"
 }
 
 cephfs_active() { ceph_cli mds stat | grep -q 'up:active'; }
+cephfs_has_space() { ceph_cli df -f json | grep -q '"total_avail_bytes":[1-9]'; }
 
 cephfs_running() {
     local pf
