@@ -18,7 +18,7 @@
 #   pool size one, crush chooseleaf type 0 (no host failure domain),
 #   the autoscaler off (fixed PG counts) and its no-redundancy warning off.
 # - The OSD keeps its objects in memory (memstore), at most
-#   CEPH_MEMSTORE_BYTES (4 GiB; the cluster reports that as its size, and
+#   S3HPC_CEPH_MEMSTORE_BYTES (4 GiB; the cluster reports that as its size, and
 #   s3hpc bench sizes its runs to fit). Against BlueStore on a sparse 10 GiB
 #   file (S3HPC_CEPH_OBJECTSTORE=bluestore), on 2 loaded cores: up in
 #   8-12 s instead of 13-19 s (no RocksDB mkfs), metadata calls alike
@@ -38,12 +38,16 @@
 # - ceph-fuse keeps its defaults: the MDS's capabilities keep the clients
 #   coherent (a rename-over on one node is seen at once on the other;
 #   fcntl and flock locks conflict across clients).
+# - Packages: ceph-fuse needs only libfuse2 (a dependency), which mounts
+#   and unmounts directly as root; Debian's `fuse` (fusermount 2), which
+#   ceph-fuse recommends, would remove fuse3 (MooseFS's client recommends
+#   it), so it is not installed.
 # Missing through ceph-fuse (libfuse2): O_TMPFILE and RENAME_NOREPLACE
 # (EINVAL); the engine's probe sees both and takes named temporaries and
 # link(2) for If-None-Match creates.
 
 CEPH_PKGS=(ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse ceph-common)
-CEPH_MEMSTORE_BYTES=${CEPH_MEMSTORE_BYTES:-$((4 << 30))}
+CEPH_MEMSTORE_BYTES=${S3HPC_CEPH_MEMSTORE_BYTES:-$((4 << 30))}
 CEPH_OBJECTSTORE=${S3HPC_CEPH_OBJECTSTORE:-memstore}
 
 cephfs_missing() {
