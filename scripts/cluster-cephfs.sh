@@ -26,7 +26,9 @@
 #   (BlueStore: 300 MB after a test run), and the quick cross-node tests in
 #   67 s (BlueStore: 212 s, at a higher load). The price: the OSD's memory
 #   grows with the data it holds (1.2 GiB for all daemons after the quick
-#   tests, 0.9 GiB with BlueStore).
+#   tests, 0.9 GiB with BlueStore; 6.2 GiB after a 4-rank IO500 run, whose
+#   deletes the MDS purges later): for long benchmarks on a small machine
+#   take BlueStore (osd memory target bounds it).
 # - Memory caps for a shared 2-core machine: mds cache memory limit 512 MiB
 #   (default 4 GiB), osd memory target 1 GiB (default 4 GiB).
 # - Grace for a loaded machine: mds beacon grace 60 s (default 15 s): a
@@ -112,6 +114,20 @@ client mount timeout = 30
 EOF
 }
 
+# Runs a Ceph daemon with no file descriptors but 0-2: Ceph's daemons keep
+# what they inherit, and a mon that held the caller's `flock` lock file
+# kept the lock (and the next bring-up waiting) for as long as it lived.
+ceph_daemon() {
+    (
+        local fd
+        for fd in /proc/$BASHPID/fd/*; do
+            fd=${fd##*/}
+            ((fd > 2)) && eval "exec $fd>&-"
+        done
+        exec "$@"
+    )
+}
+
 # Waits up to $1 s for command $2... to succeed.
 ceph_wait() {
     local limit=$1 t0=$SECONDS
@@ -139,19 +155,19 @@ cephfs_up() {
     monmaptool --create --fsid "$fsid" --addv a '[v2:127.0.0.1:3300,v1:127.0.0.1:6789]' "$d/monmap" >/dev/null
     ceph-mon "${c[@]}" --mkfs -i a --monmap "$d/monmap" --keyring "$d/keyring" 2>"$d/log/mkfs.err" \
         || die "ceph-mon --mkfs failed: $(tail -2 "$d/log/mkfs.err")"
-    ceph-mon "${c[@]}" -i a || die "ceph-mon did not start (log: $d/log/mon.a.log)"
+    ceph_daemon ceph-mon "${c[@]}" -i a || die "ceph-mon did not start (log: $d/log/mon.a.log)"
     ceph_wait 30 ceph_cli mon stat || die "the monitor did not answer within 30 s (log: $d/log/mon.a.log)"
-    ceph-mgr "${c[@]}" -i x || die "ceph-mgr did not start (log: $d/log/mgr.x.log)"
+    ceph_daemon ceph-mgr "${c[@]}" -i x || die "ceph-mgr did not start (log: $d/log/mgr.x.log)"
     local uuid id
     uuid=$(cat /proc/sys/kernel/random/uuid)
     id=$(ceph_cli osd new "$uuid") || die "ceph osd new failed"
     ceph-osd "${c[@]}" -i "$id" --mkfs --osd-uuid "$uuid" 2>"$d/log/mkfs.err" >/dev/null \
         || die "ceph-osd --mkfs failed: $(tail -2 "$d/log/mkfs.err")"
-    ceph-osd "${c[@]}" -i "$id" 2>/dev/null || die "ceph-osd did not start (log: $d/log/osd.$id.log)"
+    ceph_daemon ceph-osd "${c[@]}" -i "$id" 2>/dev/null || die "ceph-osd did not start (log: $d/log/osd.$id.log)"
     local out
     out=$({ ceph_cli osd pool create cephfs_metadata 16 && ceph_cli osd pool create cephfs_data 32 \
         && ceph_cli fs new cephfs cephfs_metadata cephfs_data; } 2>&1) || die "making the file system failed: $out"
-    ceph-mds "${c[@]}" -i a >/dev/null 2>&1 || die "ceph-mds did not start (log: $d/log/mds.a.log)"
+    ceph_daemon ceph-mds "${c[@]}" -i a >/dev/null 2>&1 || die "ceph-mds did not start (log: $d/log/mds.a.log)"
     ceph_wait 60 cephfs_active || die "the MDS was not active within 60 s: $(ceph_cli fs status 2>&1 | head -5)"
     # Clients' statfs reports no free space until the manager has the OSD's
     # statistics (a few seconds): s3hpc bench, which sizes its runs to the
@@ -172,14 +188,14 @@ cephfs_running() {
 cephfs_mount() {
     local node=$1 mnt=$2
     # Each node's client has its own name, hence its own pid file and log.
-    in_node "$node" ceph-fuse -c "$(ceph_dir)/ceph.conf" --id "fuse-$node" "$mnt" >/dev/null
+    ceph_daemon nsenter --mount="$(ns_mnt "$node")" --uts="$(ns_uts "$node")" ceph-fuse -c "$(ceph_dir)/ceph.conf" --id "fuse-$node" "$mnt" >/dev/null
 }
 
-# Stops a daemon by its pid file: SIGTERM, then SIGKILL after 10 s.
+# Stops a daemon by its pid file: SIGTERM (or $2), then SIGKILL after 10 s.
 cephfs_stop() {
-    local pf=$1 pid t0=$SECONDS
+    local pf=$1 sig=${2:-TERM} pid t0=$SECONDS
     pid=$(cat "$pf" 2>/dev/null) || return 0
-    kill "$pid" 2>/dev/null || return 0
+    kill -s "$sig" "$pid" 2>/dev/null || return 0
     while kill -0 "$pid" 2>/dev/null; do
         ((SECONDS - t0 < 10)) || { kill -9 "$pid" 2>/dev/null || true; break; }
         sleep 0.1
@@ -190,8 +206,17 @@ cephfs_down() {
     local d pf
     d=$(ceph_dir)
     [ -d "$d/run" ] || return 0
-    # Clients first (the nodes' mounts are gone by now), then mds, osd, mgr, mon.
-    for pf in "$d"/run/client.*.pid "$d"/run/mds.*.pid "$d"/run/osd.*.pid "$d"/run/mgr.*.pid "$d"/run/mon.*.pid; do
+    # Clients first (the nodes' mounts are gone by now), then mds, osd, mgr,
+    # mon. The OSD is killed: a memstore OSD stopped cleanly writes every
+    # object it holds into its data directory (4 GiB after an IO500 run
+    # filled the machine's disk), only for `down` to delete it.
+    for pf in "$d"/run/client.*.pid "$d"/run/mds.*.pid; do
+        [ -e "$pf" ] && cephfs_stop "$pf"
+    done
+    for pf in "$d"/run/osd.*.pid; do
+        [ -e "$pf" ] && cephfs_stop "$pf" KILL
+    done
+    for pf in "$d"/run/mgr.*.pid "$d"/run/mon.*.pid; do
         [ -e "$pf" ] && cephfs_stop "$pf"
     done
     return 0
