@@ -208,8 +208,8 @@ cephfs_down() {
     [ -d "$d/run" ] || return 0
     # Clients first (the nodes' mounts are gone by now), then mds, osd, mgr,
     # mon. The OSD is killed: a memstore OSD stopped cleanly writes every
-    # object it holds into its data directory (4 GiB after an IO500 run
-    # filled the machine's disk), only for `down` to delete it.
+    # object it holds into its data directory (MemStore::umount saves; up
+    # to 4 GiB after an IO500 run), only for `down` to delete it.
     for pf in "$d"/run/client.*.pid "$d"/run/mds.*.pid; do
         [ -e "$pf" ] && cephfs_stop "$pf"
     done
