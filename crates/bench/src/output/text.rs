@@ -197,8 +197,8 @@ fn mark(invalid: bool) -> String {
 #[derive(Default)]
 struct Flags {
     invalid: bool,
-    /// `phase: backend/base min-max` of each unsteady ratio.
-    unsteady: Vec<String>,
+    /// Each unsteady ratio's phase (or score) and `backend/base min-max`.
+    unsteady: Vec<(String, String)>,
 }
 
 impl Flags {
@@ -224,8 +224,10 @@ impl Flags {
         };
         let shaky = unsteady(&q);
         if shaky {
-            self.unsteady
-                .push(format!("{name} {backend}/{base} {:.2}-{:.2}", q.min, q.max));
+            self.unsteady.push((
+                name.to_string(),
+                format!("{backend}/{base} {:.2}-{:.2}", q.min, q.max),
+            ));
         }
         self.invalid |= invalid > 0;
         let flag = format!(
@@ -256,8 +258,17 @@ impl Flags {
                  (max/min), so the median is the file system's or the machine's noise as much as \
                  a cost; rerun with more --repeat, on a quieter machine, or on tmpfs to tell:"
             )?;
-            for u in &self.unsteady {
-                writeln!(out, "    {u}")?;
+            // One line per phase.
+            let mut i = 0;
+            while i < self.unsteady.len() {
+                let name = &self.unsteady[i].0;
+                let same: Vec<&str> = self.unsteady[i..]
+                    .iter()
+                    .take_while(|(n, _)| n == name)
+                    .map(|(_, r)| r.as_str())
+                    .collect();
+                writeln!(out, "    {name}: {}", same.join(", "))?;
+                i += same.len();
             }
         }
         if repeat == 1 {
@@ -401,7 +412,7 @@ mod tests {
         assert!(!line("mdtest-easy-stat").contains('~'), "{text}");
         assert!(text.contains("~ unsteady"), "{text}");
         assert!(
-            text.contains("    mdtest-hard-write embedded/posix 0.03-0.86"),
+            text.contains("    mdtest-hard-write: embedded/posix 0.03-0.86\n"),
             "{text}"
         );
         assert!(!text.contains("* invalid"), "{text}");
