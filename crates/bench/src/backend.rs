@@ -324,8 +324,10 @@ fn our_libs3() -> anyhow::Result<PathBuf> {
         .find(|p| p.exists())
         .with_context(|| {
             format!(
-                "no libs3.so.4 (or libs3_4.so) next to {}: build it (cargo build --release) \
-                 or pass --libs3 PATH",
+                "no libs3.so.4 (or libs3_4.so) next to {}: build it into the same target \
+                 directory (cargo build --release -p s3hpc-libs3-4, with the CARGO_TARGET_DIR \
+                 of this binary: a --features mpi build of s3hpc does not make it) or pass \
+                 --libs3 PATH",
                 exe.display()
             )
         })

@@ -243,7 +243,7 @@ fn run_in(opts: &SuiteOptions, run_dir: &Path, out: &mut dyn Write) -> anyhow::R
     }
     let summary = summary::summarize(&reports);
     text::comparison(out, &run, &summary)?;
-    text::transport_cost(out, &summary)?;
+    text::transport_cost(out, &run, &summary)?;
     text::latencies(out, &run, &summary, &reports)?;
     let doc = json::document(&run, &reports, &summary);
     if let Some(path) = &opts.json {

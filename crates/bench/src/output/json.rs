@@ -7,7 +7,7 @@
 
 use crate::results::{BackendReport, RunInfo};
 use crate::stats::Spread;
-use crate::summary::{Summary, SummaryRow, BASELINE};
+use crate::summary::{unsteady, Summary, SummaryRow, BASELINE};
 use anyhow::Context;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -87,7 +87,9 @@ pub fn document(run: &RunInfo, reports: &[BackendReport], summary: &Summary) -> 
 
 /// Flat rows: `backend`, `<key>` (the phase or score name), `unit`,
 /// `median`, `min`, `max`, `n`, and `ratio_median`, `ratio_min`,
-/// `ratio_max` for backends with a POSIX baseline.
+/// `ratio_max` for backends with a POSIX baseline, `ratio_embedded_*` the
+/// same against embedded, `invalid` (repetitions) and the `*_unsteady`
+/// flags.
 fn summary_rows(rows: &[SummaryRow], key: &str) -> Vec<Value> {
     rows.iter()
         .map(|r| {
@@ -107,7 +109,21 @@ fn summary_rows(rows: &[SummaryRow], key: &str) -> Vec<Value> {
             if let Some(q) = &r.ratio {
                 put("ratio_", q);
             }
+            if let Some(q) = &r.to_embedded {
+                put("ratio_embedded_", q);
+            }
             obj.insert("n".into(), r.value.n.into());
+            // Repetitions in which the figure was invalid; whether a ratio's
+            // repetitions disagree (`summary::unsteady`).
+            obj.insert("invalid".into(), r.invalid.into());
+            for (key, q) in [
+                ("ratio_unsteady", &r.ratio),
+                ("ratio_embedded_unsteady", &r.to_embedded),
+            ] {
+                if let Some(q) = q {
+                    obj.insert(key.into(), unsteady(q).into());
+                }
+            }
             row
         })
         .collect()
