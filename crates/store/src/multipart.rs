@@ -576,7 +576,7 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime, locks: bool) -> usi
                 }
             }
             FileType::RegularFile
-                if bytes.starts_with(crate::temp::TEMP_PREFIX.as_bytes())
+                if crate::temp::is_temp(bytes)
                     && (meta::mtime(&st) <= cutoff || crate::temp::writer_is_gone(bytes))
                     && !(locks && writer_holds_lock(dir, name))
                     && unlinkat(dir, name, AtFlags::empty()).is_ok() =>
