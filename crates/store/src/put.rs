@@ -198,10 +198,26 @@ impl Store {
         bucket: &str,
         key: &str,
         source: Source<'_>,
-        mut stored: StoredMeta,
+        stored: StoredMeta,
         checks: Checks<'_>,
         cond: &WriteCondition,
     ) -> Result<String> {
+        self.write_object_stat(bucket, key, source, stored, checks, cond)
+            .map(|(etag, _)| etag)
+    }
+
+    /// [`Store::write_object_if`], returning also the new object's `stat`
+    /// (as taken before it was published): a caller that answers with the
+    /// object's info needs no HEAD after it.
+    pub(crate) fn write_object_stat(
+        &self,
+        bucket: &str,
+        key: &str,
+        source: Source<'_>,
+        mut stored: StoredMeta,
+        checks: Checks<'_>,
+        cond: &WriteCondition,
+    ) -> Result<(String, rustix::fs::Stat)> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         if let WriteCondition::IfMatch(want) = cond {
@@ -350,7 +366,7 @@ impl Store {
         key: &str,
         stored: &StoredMeta,
         cond: &WriteCondition,
-    ) -> Result<String> {
+    ) -> Result<(String, rustix::fs::Stat)> {
         // Formatted only on an error path: this runs on every PUT.
         let what = || format!("{bucket}/{key}");
         let fd = temp.fd();
@@ -380,10 +396,11 @@ impl Store {
         if self.config.durability == Durability::Fsync {
             self.sync_dir(&dirfd, bucket, key)?;
         }
-        Ok(match &stored.etag {
+        let etag = match &stored.etag {
             Some(e) => e.clone(),
             None => meta::object_info(key, &st, None).etag,
-        })
+        };
+        Ok((etag, st))
     }
 
     /// Makes the finished temporary the object; returns the directory it

@@ -81,6 +81,40 @@ fn calls_per_operation() {
         std::env::set_var("FS_CALLS_PRINT", "1");
     }
 
+    // CompleteMultipartUpload of one part: the upload's info read (open,
+    // fstat, reads), the part opened (open, fstat), copied into an unnamed
+    // temporary, its metadata stored (the multipart ETag: setxattr, chmod
+    // for the mark), linked in; then the staging removed (a listing of it,
+    // an unlink per file, the two directories).
+    let id = s
+        .create_multipart_upload(BUCKET, "mp", &PutOptions::default())
+        .unwrap();
+    let etag = s
+        .upload_part(BUCKET, "mp", &id, 1, PutBody::Bytes(&data))
+        .unwrap();
+    // (Before any overwrite: those teach this thread to predict more.)
+    let (info, c) = calls(|| {
+        s.complete_multipart_upload(BUCKET, "mp", &id, &[(1, etag)])
+            .unwrap()
+    });
+    assert_eq!(info, s.head_object(BUCKET, "mp").unwrap());
+    expect(
+        &c,
+        "CompleteMultipartUpload",
+        &[
+            (Open, 4),
+            (Fstat, 3),
+            (Read, 2),
+            (CopyRange, 1),
+            (Setxattr, 1),
+            (Chmod, 1),
+            (Link, 1),
+            (Readdir, 1),
+            (Unlink, 2),
+            (Rmdir, 2),
+        ],
+    );
+
     // An unnamed temporary (O_TMPFILE), written, linked in under the key.
     // The fstat reads the temporary's mode and size for the reply.
     let c = put(s, "new", &data);
