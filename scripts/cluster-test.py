@@ -465,7 +465,7 @@ class Tests:
         else:
             self.servers[self.B].stop()
             self.servers[self.B].start(sweep_age=0)
-        left = self.in_node(self.B, "sh", "-c", f"ls -a {self.data}/{BUCKET}/ks 2>/dev/null | grep -c '^\\.s3hpc-tmp' || true").stdout.strip()
+        left = self.in_node(self.B, "sh", "-c", f"ls -a {self.data}/{BUCKET}/ks 2>/dev/null | grep -c 's3hpc-tmp' || true").stdout.strip()
         self.report(self.kind, "kill9-writer+sweep",
                     {"live writer ok": int(live_ok), "partial visible": partial,
                      "first sweep": swept[1] if swept[0] == "ok" else " ".join(swept),

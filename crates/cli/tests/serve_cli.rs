@@ -74,7 +74,7 @@ fn temporaries(dir: &Path) -> Vec<PathBuf> {
             p.file_name()
                 .unwrap()
                 .to_string_lossy()
-                .starts_with(".s3hpc-tmp")
+                .contains("s3hpc-tmp")
         })
         .collect()
 }

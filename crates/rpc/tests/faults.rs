@@ -296,7 +296,7 @@ fn assert_no_temporaries(root: &std::path::Path) {
             let e = e.unwrap();
             let name = e.file_name().into_string().unwrap();
             assert!(
-                !name.starts_with(".s3hpc-tmp"),
+                !name.contains("s3hpc-tmp"),
                 "leftover {}",
                 e.path().display()
             );

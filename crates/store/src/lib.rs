@@ -95,7 +95,9 @@ impl Store {
             exchange_on_replace: std::sync::atomic::AtomicBool::new(
                 fs_type == EXT4_SUPER_MAGIC && profile.rename_exchange,
             ),
-            noreplace_rename: std::sync::atomic::AtomicBool::new(true),
+            // Where the probe saw it fail (ceph-fuse, GlusterFS), an
+            // If-None-Match goes straight to link + unlink, no failed call.
+            noreplace_rename: std::sync::atomic::AtomicBool::new(profile.rename_noreplace),
             unnamed_temps: std::sync::atomic::AtomicBool::new(profile.tmpfile),
             dir_size_counts_entries: fs_type == TMPFS_MAGIC,
             profile,

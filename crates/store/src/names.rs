@@ -139,6 +139,15 @@ fn validate_segment(key: &str, segment: &str) -> Result<()> {
             shown()
         ));
     }
+    if crate::temp::is_temp(segment.as_bytes()) {
+        return Err(s3err!(
+            InvalidKey,
+            "key {:?} has a segment of the form .NAME.{}..., which the engine reserves for its \
+             temporary files",
+            shown(),
+            crate::temp::TEMP_MARK
+        ));
+    }
     Ok(())
 }
 
@@ -183,7 +192,7 @@ pub(crate) fn split_key(key: &str) -> KeyPath<'_> {
 
 /// Whether a directory entry is the engine's own and must stay hidden.
 pub(crate) fn is_reserved(name: &[u8]) -> bool {
-    name.starts_with(RESERVED_PREFIX.as_bytes())
+    name.starts_with(RESERVED_PREFIX.as_bytes()) || crate::temp::is_temp(name)
 }
 
 /// The path of directory `dir` of `bucket`, relative to the data root (the
@@ -248,6 +257,7 @@ mod tests {
             (".s3hpc-dir/", ErrorCode::InvalidKey),
             ("a\0b", ErrorCode::InvalidKey),
             (".s3hpc-tmp.x", ErrorCode::InvalidKey),
+            ("a/.b.s3hpc-tmp-h-1-2", ErrorCode::InvalidKey),
             ("a/.s3hpc-uploads/x", ErrorCode::InvalidKey),
             (long_seg.as_str(), ErrorCode::KeyTooLong),
             (long_key.as_str(), ErrorCode::KeyTooLong),
@@ -260,6 +270,8 @@ mod tests {
             "a/",
             "a/b/",
             ".hidden",
+            ".foo.AbC123",
+            "a/.foo.s3hpc-tmp",
             "a..b",
             "...",
             "ü/ß",

@@ -198,10 +198,26 @@ impl Store {
         bucket: &str,
         key: &str,
         source: Source<'_>,
-        mut stored: StoredMeta,
+        stored: StoredMeta,
         checks: Checks<'_>,
         cond: &WriteCondition,
     ) -> Result<String> {
+        self.write_object_stat(bucket, key, source, stored, checks, cond)
+            .map(|(etag, _)| etag)
+    }
+
+    /// [`Store::write_object_if`], returning also the new object's `stat`
+    /// (as taken before it was published): a caller that answers with the
+    /// object's info needs no HEAD after it.
+    pub(crate) fn write_object_stat(
+        &self,
+        bucket: &str,
+        key: &str,
+        source: Source<'_>,
+        mut stored: StoredMeta,
+        checks: Checks<'_>,
+        cond: &WriteCondition,
+    ) -> Result<(String, rustix::fs::Stat)> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         if let WriteCondition::IfMatch(want) = cond {
@@ -267,7 +283,9 @@ impl Store {
                 None => self.unnamed_temps.store(false, Ordering::Relaxed),
             }
         }
-        self.temps.next(tmp);
+        // Named after the object: on GlusterFS it is then made on the
+        // brick the object's name hashes to (see `temp.rs`).
+        self.temps.next_for(split_key(key).name, tmp);
         let (dirfd, fd) = self.in_write_dir(bucket, key, rel, |d| {
             Ok(openat(d, tmp.as_str(), NEW_FILE, FILE_MODE)?)
         })?;
@@ -348,7 +366,7 @@ impl Store {
         key: &str,
         stored: &StoredMeta,
         cond: &WriteCondition,
-    ) -> Result<String> {
+    ) -> Result<(String, rustix::fs::Stat)> {
         // Formatted only on an error path: this runs on every PUT.
         let what = || format!("{bucket}/{key}");
         let fd = temp.fd();
@@ -378,10 +396,11 @@ impl Store {
         if self.config.durability == Durability::Fsync {
             self.sync_dir(&dirfd, bucket, key)?;
         }
-        Ok(match &stored.etag {
+        let etag = match &stored.etag {
             Some(e) => e.clone(),
             None => meta::object_info(key, &st, None).etag,
-        })
+        };
+        Ok((etag, st))
     }
 
     /// Makes the finished temporary the object; returns the directory it
@@ -434,7 +453,7 @@ impl Store {
                     };
                     let rel = rel();
                     self.dirs.forget(&rel);
-                    self.temps.next(tmp);
+                    self.temps.next_for(name, tmp);
                     dirfd = self
                         .in_write_dir(bucket, key, &rel, |d| Ok(link_fd(fd, d, tmp)?))?
                         .0;
@@ -522,7 +541,7 @@ impl Store {
             return link_fd(fd, sub.as_fd(), SELF_ENTRY);
         }
         let mut t = String::new();
-        self.temps.next(&mut t);
+        self.temps.next_for(SELF_ENTRY, &mut t);
         link_fd(fd, sub.as_fd(), &t)?;
         renameat(sub, t.as_str(), sub, SELF_ENTRY).inspect_err(|_| {
             let _ = unlinkat(sub, t.as_str(), AtFlags::empty());
@@ -545,7 +564,7 @@ impl Store {
             Err(Errno::EXIST) => OverwritePredictor::saw_overwrite(),
             other => return other,
         }
-        self.temps.next(tmp);
+        self.temps.next_for(name, tmp);
         link_fd(fd, dirfd.as_fd(), tmp)?;
         *named = true;
         let placed = self.install(dirfd, tmp, name);
@@ -675,21 +694,24 @@ impl Store {
         if !self.exchange_on_replace.load(Ordering::Relaxed) {
             return renameat(dirfd, tmp, dirfd, name);
         }
-        // A concurrent DELETE can remove the key between the two renames;
-        // then the key is free again and the first one is retried.
+        // Only keys expected to exist come here on ext4 (an overwrite the
+        // thread's predictor foresaw, a link that found the key, If-Match),
+        // so the exchange goes first: no failed call when the key is there.
+        // A key that is not (ENOENT) takes a rename that refuses to replace;
+        // one made or deleted in between sends it round again.
         let mut attempts = 0;
         loop {
-            match renameat_with(dirfd, tmp, dirfd, name, RenameFlags::NOREPLACE) {
-                Err(Errno::EXIST) => {}
+            match renameat_with(dirfd, tmp, dirfd, name, RenameFlags::EXCHANGE) {
+                Err(Errno::NOENT) if attempts < 8 => attempts += 1,
                 Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
                     self.exchange_on_replace.store(false, Ordering::Relaxed);
                     return renameat(dirfd, tmp, dirfd, name);
                 }
-                other => return other,
-            }
-            match renameat_with(dirfd, tmp, dirfd, name, RenameFlags::EXCHANGE) {
-                Err(Errno::NOENT) if attempts < 8 => attempts += 1,
                 other => break other?,
+            }
+            match renameat_with(dirfd, tmp, dirfd, name, RenameFlags::NOREPLACE) {
+                Err(Errno::EXIST) => {}
+                other => return other,
             }
         }
         match unlinkat(dirfd, tmp, AtFlags::empty()) {

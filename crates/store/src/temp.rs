@@ -12,6 +12,21 @@
 //! `put::Temp`): overwrites, since `linkat` refuses to replace an existing
 //! object, and every PUT on file systems without `O_TMPFILE` (GlusterFS,
 //! MooseFS, CephFS through FUSE).
+//!
+//! A PUT's temporary is named rsync's way, `.NAME.s3hpc-tmp-HOST-PID-N` for
+//! the object `NAME` ([`TempNames::next_for`]): GlusterFS's distribute layer
+//! places a file on the brick its name hashes to, but hashes a name matching
+//! its `cluster.rsync-hash-regex` (default `^\.(.+)\.[^.]+$`) as the part
+//! in brackets, so the temporary is made on the brick of the final name and
+//! the rename stays on that brick. With any other name the rename usually
+//! crosses bricks and leaves a link file there, which makes every later
+//! lookup, read and delete of the object two hops. (A suffix with a byte that
+//! is not UTF-8, which no key could name, is not matched by that regex:
+//! tried on GlusterFS 10.3.) So these names are reserved the way names
+//! starting with `.s3hpc` are ([`is_temp`]; `names::validate_segment`): a key
+//! segment `.x.s3hpc-tmp-...` is InvalidKey, and listings hide such entries.
+//! Rsync's own `.x.AbC123` stays an ordinary key. Names that would exceed
+//! NAME_MAX take the form `.s3hpc-tmp.HOST.PID.N`.
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,12 +34,16 @@ use std::time::Duration;
 
 /// Prefix of every temporary file name.
 pub(crate) const TEMP_PREFIX: &str = ".s3hpc-tmp.";
+/// What the last `.`-separated field of an rsync-style temporary starts with.
+pub(crate) const TEMP_MARK: &str = "s3hpc-tmp-";
 /// Temporaries older than this are taken as abandoned by the sweep at startup.
 pub const STALE_AGE: Duration = Duration::from_secs(6 * 3600);
 
 pub(crate) struct TempNames {
-    /// `<host>.<pid>.`: fixed for the life of the process.
+    /// `.s3hpc-tmp.<host>.<pid>.`: fixed for the life of the process.
     stem: String,
+    /// `s3hpc-tmp-<host>-<pid>-`, the same for rsync-style names.
+    mark: String,
     counter: AtomicU64,
 }
 
@@ -44,14 +63,27 @@ fn host_field() -> String {
 /// that has exited: such a file can have no live writer, whatever its age.
 /// A reused pid only makes the answer "alive", which keeps the file.
 pub(crate) fn writer_is_gone(name: &[u8]) -> bool {
-    let Some(rest) = name.strip_prefix(TEMP_PREFIX.as_bytes()) else {
-        return false;
-    };
-    let Ok(rest) = std::str::from_utf8(rest) else {
-        return false;
-    };
-    let mut fields = rest.split('.');
-    let (Some(host), Some(pid)) = (fields.next(), fields.next()) else {
+    let (host, pid) = if let Some(rest) = name.strip_prefix(TEMP_PREFIX.as_bytes()) {
+        // `.s3hpc-tmp.HOST.PID.N`
+        let Ok(rest) = std::str::from_utf8(rest) else {
+            return false;
+        };
+        let mut fields = rest.split('.');
+        let (Some(host), Some(pid)) = (fields.next(), fields.next()) else {
+            return false;
+        };
+        (host, pid)
+    } else if let Some(rest) = rsync_mark(name) {
+        // `s3hpc-tmp-HOST-PID-N`: the host may hold `-`, so from the right.
+        let Ok(rest) = std::str::from_utf8(rest) else {
+            return false;
+        };
+        let mut fields = rest.rsplitn(3, '-');
+        let (Some(_), Some(pid), Some(host)) = (fields.next(), fields.next(), fields.next()) else {
+            return false;
+        };
+        (host, pid)
+    } else {
         return false;
     };
     let Ok(pid) = pid.parse::<i32>() else {
@@ -69,12 +101,48 @@ pub(crate) fn writer_is_gone(name: &[u8]) -> bool {
     }
 }
 
+/// What follows [`TEMP_MARK`] in an rsync-style temporary's name
+/// `.NAME.s3hpc-tmp-...` (NAME not empty, no `.` after the mark).
+fn rsync_mark(name: &[u8]) -> Option<&[u8]> {
+    let dot = name.iter().rposition(|&b| b == b'.')?;
+    if name.first() != Some(&b'.') || dot < 2 {
+        return None;
+    }
+    name[dot + 1..].strip_prefix(TEMP_MARK.as_bytes())
+}
+
+/// Whether a directory entry is a temporary of the engine's, in either form:
+/// hidden from listings, never a key, removed by the sweep once abandoned.
+pub(crate) fn is_temp(name: &[u8]) -> bool {
+    name.starts_with(TEMP_PREFIX.as_bytes()) || rsync_mark(name).is_some()
+}
+
 impl TempNames {
     pub fn new() -> Self {
+        let (host, pid) = (host_field(), std::process::id());
         TempNames {
-            stem: format!("{TEMP_PREFIX}{}.{}.", host_field(), std::process::id()),
+            stem: format!("{TEMP_PREFIX}{host}.{pid}."),
+            mark: format!("{TEMP_MARK}{host}-{pid}-"),
             counter: AtomicU64::new(0),
         }
+    }
+
+    /// A temporary for the object `name`, in its directory: rsync's form
+    /// `.NAME.s3hpc-tmp-HOST-PID-N` (see the module docs), or
+    /// [`TempNames::next`]'s where that would not fit in a file name.
+    pub fn next_for(&self, name: &str, out: &mut String) {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        out.clear();
+        // 20 digits hold any u64.
+        if 2 + name.len() + self.mark.len() + 20 <= crate::names::NAME_MAX {
+            out.push('.');
+            out.push_str(name);
+            out.push('.');
+            out.push_str(&self.mark);
+        } else {
+            out.push_str(&self.stem);
+        }
+        let _ = write!(out, "{n}");
     }
 
     /// A name no other writer, on this host or another, uses at the same time.
@@ -105,5 +173,38 @@ mod tests {
         ));
         assert!(!writer_is_gone(b".s3hpc-tmp.garbage"));
         assert!(!writer_is_gone(b"plain-file"));
+    }
+
+    #[test]
+    fn rsync_style_names_hash_as_the_object_and_stay_reserved() {
+        let names = TempNames::new();
+        let mut t = String::new();
+        names.next_for("obj.tar", &mut t);
+        // GlusterFS's default rsync-hash-regex `^\.(.+)\.[^.]+$` takes
+        // the object's own name out of it.
+        let (inner, last) = t[1..].rsplit_once('.').unwrap();
+        assert_eq!(inner, "obj.tar", "{t}");
+        assert!(!last.is_empty() && t.starts_with('.'), "{t}");
+        assert!(
+            is_temp(t.as_bytes()) && !writer_is_gone(t.as_bytes()),
+            "{t}"
+        );
+        let dead = format!(".obj.{TEMP_MARK}{}-2147483000-7", host_field());
+        assert!(writer_is_gone(dead.as_bytes()));
+        assert!(!writer_is_gone(
+            format!(".obj.{TEMP_MARK}other-node-2147483000-7").as_bytes()
+        ));
+        // rsync's own temporaries and look-alikes are keys, not ours.
+        for key in [
+            ".obj.AbC123",
+            ".s3hpc-tmp-x",
+            "..s3hpc-tmp-x",
+            "a.s3hpc-tmp-x",
+        ] {
+            assert!(!is_temp(key.as_bytes()), "{key}");
+        }
+        // A name too long for the rsync form falls back to the old one.
+        names.next_for(&"n".repeat(250), &mut t);
+        assert!(t.starts_with(TEMP_PREFIX) && t.len() <= 255, "{t}");
     }
 }

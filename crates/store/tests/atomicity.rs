@@ -247,7 +247,7 @@ fn spawn_child(root: &Path, key: &str, ready: &Path, warm_up: bool) -> std::proc
 fn temporaries(dir: &Path) -> Vec<String> {
     walk(dir)
         .into_iter()
-        .filter(|p| p.rsplit('/').next().unwrap().starts_with(".s3hpc-tmp."))
+        .filter(|p| p.rsplit('/').next().unwrap().contains("s3hpc-tmp"))
         .collect()
 }
 

@@ -197,6 +197,7 @@ fn delete_removes_empty_dirs_and_engine_temporaries() {
     fs::create_dir_all(env.path("d")).unwrap();
     fs::write(env.path(".s3hpc-tmp.host.1.0"), b"partial").unwrap();
     fs::write(env.path("d/.s3hpc-tmp.host.2.7"), b"partial").unwrap();
+    fs::write(env.path("d/.obj.s3hpc-tmp-host-2-8"), b"partial").unwrap();
     fs::create_dir_all(env.path(".s3hpc-uploads/some-upload")).unwrap();
     fs::write(env.path(".s3hpc-uploads/some-upload/1"), b"part").unwrap();
     env.store.delete_bucket(BUCKET).unwrap();

@@ -81,6 +81,40 @@ fn calls_per_operation() {
         std::env::set_var("FS_CALLS_PRINT", "1");
     }
 
+    // CompleteMultipartUpload of one part: the upload's info read (open,
+    // fstat, reads), the part opened (open, fstat), copied into an unnamed
+    // temporary, its metadata stored (the multipart ETag: setxattr, chmod
+    // for the mark), linked in; then the staging removed (a listing of it,
+    // an unlink per file, the two directories).
+    let id = s
+        .create_multipart_upload(BUCKET, "mp", &PutOptions::default())
+        .unwrap();
+    let etag = s
+        .upload_part(BUCKET, "mp", &id, 1, PutBody::Bytes(&data))
+        .unwrap();
+    // (Before any overwrite: those teach this thread to predict more.)
+    let (info, c) = calls(|| {
+        s.complete_multipart_upload(BUCKET, "mp", &id, &[(1, etag)])
+            .unwrap()
+    });
+    assert_eq!(info, s.head_object(BUCKET, "mp").unwrap());
+    expect(
+        &c,
+        "CompleteMultipartUpload",
+        &[
+            (Open, 4),
+            (Fstat, 3),
+            (Read, 2),
+            (CopyRange, 1),
+            (Setxattr, 1),
+            (Chmod, 1),
+            (Link, 1),
+            (Readdir, 1),
+            (Unlink, 2),
+            (Rmdir, 2),
+        ],
+    );
+
     // An unnamed temporary (O_TMPFILE), written, linked in under the key.
     // The fstat reads the temporary's mode and size for the reply.
     let c = put(s, "new", &data);
@@ -95,8 +129,8 @@ fn calls_per_operation() {
     // key; this thread now predicts overwrites.
     let c = put(s, "new", &data);
     let install: &[(Kind, u64)] = match fs {
-        // rename-noreplace (fails: the key exists), exchange, unlink the old.
-        Fs::Ext4 => &[(Rename, 2), (Unlink, 1)],
+        // exchange (the key is expected to exist), unlink the old object.
+        Fs::Ext4 => &[(Rename, 1), (Unlink, 1)],
         _ => &[(Rename, 1)],
     };
     let mut want = vec![(Open, 1), (Fstat, 1), (Write, 1), (Link, 2)];
@@ -145,5 +179,47 @@ fn calls_per_operation() {
     // The failed unlink, then the same two checks as a HEAD's miss.
     let (_, c) = calls(|| s.delete_object(BUCKET, "missing").unwrap());
     expect(&c, "DELETE missing", &[(Unlink, 1), (Stat, 1), (Fstat, 1)]);
+
+    // If-None-Match on a new key: the unnamed temporary's link is the
+    // atomic create, nothing added.
+    let c = put_if_none_match(s, "cond", &data);
+    expect(
+        &c,
+        "PUT If-None-Match",
+        &[(Open, 1), (Fstat, 1), (Write, 1), (Link, 1)],
+    );
+    // mdtest's create: an empty object made in place.
+    let c = put(s, "empty", b"");
+    expect(&c, "PUT empty", &[(Open, 1)]);
+
+    // Without O_TMPFILE and renameat2's flags (GlusterFS, MooseFS, CephFS
+    // through FUSE): a named temporary, renamed over the key whether it is
+    // new or not.
+    s.emulate_minimal_fs();
+    for (op, key) in [
+        ("PUT new, named", "named"),
+        ("PUT overwrite, named", "named"),
+    ] {
+        let c = put(s, key, &data);
+        expect(&c, op, &[(Open, 1), (Fstat, 1), (Write, 1), (Rename, 1)]);
+    }
+    // If-None-Match there: link(2) of the temporary, which refuses a taken
+    // name, then the temporary's name removed.
+    let c = put_if_none_match(s, "cond-named", &data);
+    expect(
+        &c,
+        "PUT If-None-Match, named",
+        &[(Open, 1), (Fstat, 1), (Write, 1), (Link, 1), (Unlink, 1)],
+    );
     fscalls::enable(false);
+}
+
+fn put_if_none_match(store: &Store, key: &str, data: &[u8]) -> Counts {
+    let opts = PutOptions {
+        condition: WriteCondition::IfNoneMatch,
+        ..PutOptions::default()
+    };
+    let (r, c) = calls(|| store.put_object(BUCKET, key, PutBody::Bytes(data), &opts));
+    r.unwrap();
+    c
 }

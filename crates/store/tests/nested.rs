@@ -521,7 +521,7 @@ fn nesting_races(with_overwrite: bool) {
         }
         let stray: Vec<String> = walk(&env.root().join(BUCKET))
             .into_iter()
-            .filter(|p| p.contains(".s3hpc-tmp"))
+            .filter(|p| p.contains("s3hpc-tmp"))
             .collect();
         assert!(stray.is_empty(), "round {round}: {stray:?}");
     }

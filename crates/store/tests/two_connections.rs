@@ -180,7 +180,8 @@ fn lock_holder_helper() {
 fn sweep_keeps_a_live_writers_temporary() {
     let (t, a, _b) = two();
     let dir = t.path().join("root").join(BUCKET);
-    let live = dir.join(".s3hpc-tmp.othernode.4242.1");
+    // A PUT's temporary, named after its object (`temp.rs`).
+    let live = dir.join(".obj.s3hpc-tmp-othernode-4242-1");
     let dead = dir.join(".s3hpc-tmp.othernode.4242.2");
     std::fs::write(&live, b"partial").unwrap();
     std::fs::write(&dead, b"partial").unwrap();

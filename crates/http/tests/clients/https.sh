@@ -70,7 +70,7 @@ count < <(timeout 600 "$python" "$here/https_checks.py" "https://127.0.0.1:$port
 count < <(
     check "the server still serves after all of it" bash -c \
         "curl -s --cacert $work/server.pem https://127.0.0.1:$port/ | grep -q AccessDenied"
-    check "no temporaries left" bash -c "! find $work/data $work/anon -name '.s3hpc-tmp*' | grep -q ."
+    check "no temporaries left" bash -c "! find $work/data $work/anon -name '*s3hpc-tmp*' | grep -q ."
 )
 echo "real clients: $passed passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]
