@@ -275,7 +275,61 @@ impl Store {
             .is_ok()
         {
             self.dirs.forget_tree(rel);
+            // Its parent may hold nothing else now (a delete left both).
+            if let Some((bucket, dir)) = parent.split_once('/') {
+                self.prune(bucket, dir);
+            }
         }
+    }
+}
+
+impl Store {
+    /// Whether directory `rel` holds an object at any depth (and, with
+    /// `own_self`, its own self-entry counts), reading each directory only
+    /// until the first object. For a shared file system, where no listing
+    /// is cached: reading and sorting a large directory whole just to show
+    /// its common prefix would double what the caller pays to list it next.
+    fn any_object(&self, rel: &str, own_self: bool) -> bool {
+        let Ok(fd) = self.open_listing(rel) else {
+            return false;
+        };
+        let Ok(dir) = read_dir(&fd) else {
+            return false;
+        };
+        let mut subdirs = Vec::new();
+        let mut seen = 0;
+        for e in dir.flatten() {
+            let name = e.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            seen += 1;
+            let object = name == DIR_ENTRY.as_bytes() || own_self && name == SELF_ENTRY.as_bytes();
+            if is_reserved(name) && !object {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(name) else {
+                continue;
+            };
+            let ft = match e.file_type() {
+                FileType::Unknown => match statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => FileType::from_raw_mode(st.st_mode),
+                    Err(_) => continue,
+                },
+                ft => ft,
+            };
+            match ft {
+                FileType::RegularFile => return true,
+                FileType::Directory => subdirs.push(name.to_owned()),
+                _ => {}
+            }
+        }
+        if seen == 0 {
+            self.remove_empty(rel);
+        }
+        subdirs
+            .iter()
+            .any(|d| self.any_object(&format!("{rel}/{d}"), true))
     }
 }
 
@@ -475,6 +529,9 @@ impl Walk<'_> {
     /// Whether the subtree at `rel` (keys starting with `dir_key`) holds an
     /// object the listing would return. Stops at the first one.
     fn has_object(&self, rel: &str, dir_key: &str) -> bool {
+        if self.store.profile.shared && self.resume.after.is_none() {
+            return self.store.any_object(rel, false);
+        }
         let Some((_, entries)) = self.store.sorted_entries(rel) else {
             return false;
         };
