@@ -188,9 +188,11 @@ fn fs_kind(fs_type: i64) -> (String, bool) {
 fn rename_gap(fs_type: i64, mount_type: Option<&str>) -> bool {
     /// Shared file systems whose rename is one step on one metadata server.
     const ONE_STEP: &[&str] = &["nfs", "nfs4", "lustre", "gpfs", "ceph", "beegfs"];
-    const ONE_STEP_FUSE: &[&str] = &["fuse.mfs", "fuse.moosefs", "fuse.ceph-fuse", "fuse.ceph"];
+    /// Prefixes: the subtype is the daemon's name unless it sets one
+    /// (`fuse.mfs`, `fuse.mfsmount`, `fuse.ceph-fuse`).
+    const ONE_STEP_FUSE: &[&str] = &["fuse.mfs", "fuse.moosefs", "fuse.ceph"];
     match mount_type {
-        Some(t) if fs_type == FUSE_SUPER_MAGIC => !ONE_STEP_FUSE.contains(&t),
+        Some(t) if fs_type == FUSE_SUPER_MAGIC => !ONE_STEP_FUSE.iter().any(|p| t.starts_with(p)),
         Some(t) => !ONE_STEP.contains(&t),
         None => true,
     }
@@ -565,5 +567,22 @@ mod tests {
         let costs = measure_costs(fd.as_fd(), 5).unwrap();
         assert!(costs.iter().any(|(n, _)| *n == "create"), "{costs:?}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn finds_the_mount_type_by_device() {
+        let dir = tempfile::tempdir().unwrap();
+        let fd = rustix::fs::open(
+            dir.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .unwrap();
+        let t = mount_type(fd.as_fd()).expect("in mountinfo");
+        let (name, _) = fs_kind(fstatfs(&fd).unwrap().f_type as i64);
+        assert!(
+            t.starts_with(&name) || name.starts_with("0x"),
+            "{t} vs {name}"
+        );
     }
 }
