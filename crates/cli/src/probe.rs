@@ -48,11 +48,18 @@ pub fn run(a: ProbeArgs, out: &mut impl std::io::Write) -> anyhow::Result<()> {
         writeln!(
             out,
             "  shared:        temporaries {}; no listing cache; directory handles checked against \
-             the path; ESTALE and ENOENT (3 times, 7 ms) retried on GET/HEAD",
+             the path on a miss; DELETE leaves emptied directories to listings; ESTALE {} \
+             retried on GET/HEAD",
             if p.fcntl_locks {
                 "fcntl-locked (sweeps leave live writers' ones)"
             } else {
                 "NOT locked (no fcntl locks): only --sweep-age protects other nodes' writers"
+            },
+            match (p.rename_gap, p.rename_exchange) {
+                (true, _) => "and ENOENT (3 times, 7 ms: a rename can leave the name missing)",
+                (false, false) =>
+                    "and ENOENT (3 times, 7 ms: nesting a key has no RENAME_EXCHANGE)",
+                (false, true) => "(ENOENT not: renames are one step)",
             }
         )?;
     }

@@ -121,19 +121,20 @@ impl DirCache {
     /// GlusterFS reports 2 for a removed directory, even to the client that
     /// removed it (issue 16), and a directory removed and made again by
     /// another node is a new inode under the same path. There the path is
-    /// resolved again and compared (an open and an fstat more, on the miss
-    /// path only).
+    /// resolved again and the inodes compared: the open is the round trip
+    /// (its lookups); both inode numbers come from what the kernel holds
+    /// (an open directory's inode number never changes, and the fresh one
+    /// is what the open's lookup just brought), so no `fstat` asks the
+    /// server. On the miss path only.
     pub fn is_stale(root: BorrowedFd<'_>, rel: &str, fd: &OwnedFd, shared: bool) -> bool {
-        let Ok(cached) = crate::fscalls::fstat(fd) else {
+        use crate::fscalls::{fstat, fstat_cached};
+        if !shared {
+            return fstat(fd).map_or(true, |st| st.st_nlink == 0);
+        }
+        let Ok(cached) = fstat_cached(fd) else {
             return true;
         };
-        if cached.st_nlink == 0 {
-            return true;
-        }
-        if !shared {
-            return false;
-        }
-        match open_beneath(root, rel).and_then(|now| Ok(crate::fscalls::fstat(&now)?)) {
+        match open_beneath(root, rel).and_then(|now| Ok(fstat_cached(&now)?)) {
             Ok(now) => (now.st_dev, now.st_ino) != (cached.st_dev, cached.st_ino),
             Err(_) => true,
         }

@@ -237,6 +237,49 @@ pub fn fstat<Fd: AsFd>(fd: Fd) -> io::Result<Stat> {
     count(Kind::Fstat, rustix::fs::fstat(fd))
 }
 
+/// `fstat` answered from the attributes the kernel already holds
+/// (`statx` with `AT_STATX_DONT_SYNC`), counted as `fstat`. On FUSE with
+/// `attribute-timeout=0` a plain `fstat` asks the server again (a round
+/// trip); right after an open or a path lookup the kernel holds what that
+/// lookup brought, which is as fresh. Local file systems answer both alike.
+/// Falls back to `fstat` where `statx` is missing.
+pub fn fstat_cached<Fd: AsFd>(fd: Fd) -> io::Result<Stat> {
+    use rustix::fs::StatxFlags;
+    let r = rustix::fs::statx(
+        &fd,
+        "",
+        AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
+        StatxFlags::BASIC_STATS,
+    );
+    match r {
+        Ok(x) => count(Kind::Fstat, Ok(stat_of_statx(&x))),
+        Err(io::Errno::NOSYS) => fstat(fd),
+        Err(e) => count(Kind::Fstat, Err(e)),
+    }
+}
+
+fn stat_of_statx(x: &rustix::fs::Statx) -> Stat {
+    // SAFETY: `Stat` is a plain C struct; all-zero is a valid value.
+    let mut st: Stat = unsafe { std::mem::zeroed() };
+    st.st_dev = rustix::fs::makedev(x.stx_dev_major, x.stx_dev_minor) as _;
+    st.st_ino = x.stx_ino as _;
+    st.st_nlink = x.stx_nlink as _;
+    st.st_mode = x.stx_mode as _;
+    st.st_uid = x.stx_uid as _;
+    st.st_gid = x.stx_gid as _;
+    st.st_rdev = rustix::fs::makedev(x.stx_rdev_major, x.stx_rdev_minor) as _;
+    st.st_size = x.stx_size as _;
+    st.st_blksize = x.stx_blksize as _;
+    st.st_blocks = x.stx_blocks as _;
+    st.st_atime = x.stx_atime.tv_sec as _;
+    st.st_atime_nsec = x.stx_atime.tv_nsec as _;
+    st.st_mtime = x.stx_mtime.tv_sec as _;
+    st.st_mtime_nsec = x.stx_mtime.tv_nsec as _;
+    st.st_ctime = x.stx_ctime.tv_sec as _;
+    st.st_ctime_nsec = x.stx_ctime.tv_nsec as _;
+    st
+}
+
 pub fn fstatfs<Fd: AsFd>(fd: Fd) -> io::Result<StatFs> {
     count(Kind::Statfs, rustix::fs::fstatfs(fd))
 }

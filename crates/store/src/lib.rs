@@ -70,6 +70,18 @@ impl Store {
     /// killed writers left, while a process embedding the engine (one of
     /// thousands of ranks) should not pay a full walk.
     pub fn open(root: impl AsRef<Path>, config: StoreConfig) -> Result<Store> {
+        Self::open_adjusted(root, config, |_| {})
+    }
+
+    /// [`Store::open`] taking the paths of the probed profile as `adjust`
+    /// changes it: for tests of another file system's paths (a shared one's
+    /// misses and deletes) on a local directory.
+    #[doc(hidden)]
+    pub fn open_adjusted(
+        root: impl AsRef<Path>,
+        config: StoreConfig,
+        adjust: impl FnOnce(&mut FsProfile),
+    ) -> Result<Store> {
         let root = root.as_ref().to_path_buf();
         std::fs::create_dir_all(&root)
             .map_err(|e| S3Error::from_io(&e, &format!("data root {}", root.display())))?;
@@ -83,7 +95,8 @@ impl Store {
         .map_err(|e| S3Error::from_io(&e.into(), &format!("data root {}", root.display())))?;
         // The paths the engine takes follow from what the file system can
         // do (O_TMPFILE, rename-exchange) and whether other nodes share it.
-        let profile = FsProfile::probe(std::os::fd::AsFd::as_fd(&root_fd));
+        let mut profile = FsProfile::probe(std::os::fd::AsFd::as_fd(&root_fd));
+        adjust(&mut profile);
         let fs_type = profile.fs_type;
         Ok(Store {
             root,

@@ -13,7 +13,7 @@
 //! unchanged and were already older than the timestamp granularity when the
 //! entries were read (the "racy timestamp" rule), so a later change is never missed.
 
-use crate::fscalls::{fstat, openat, read_dir, statat};
+use crate::fscalls::{fstat, openat, read_dir, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
 use crate::names::dir_rel;
 use crate::names::{is_reserved, validate_path, DIR_ENTRY, SELF_ENTRY};
@@ -202,15 +202,20 @@ impl Store {
     /// The (cached) fd of directory `rel` and its sorted entries, from the
     /// listing cache when still valid.
     fn sorted_entries(&self, rel: &str) -> Option<(Rc<OwnedFd>, Arc<Vec<Entry>>)> {
+        if self.profile.shared {
+            // No cache to validate (see below), so no cached handle to
+            // check either: one fresh resolution of the path, used both
+            // to read the entries and to stat them.
+            let dirfd = Rc::new(self.open_listing(rel).ok()?);
+            let (entries, seen) = read_sorted(&dirfd)?;
+            if seen == 0 {
+                self.remove_empty(rel);
+            }
+            return Some((dirfd, Arc::new(entries)));
+        }
         let mut fd = self.dirs.get(self.root_fd.as_fd(), rel).ok()?;
         let mut st = fstat(&fd).ok()?;
-        // On a shared file system the cached handle may be a directory
-        // another node removed (and perhaps made again): compare with the
-        // path, as `in_dir` does after a failure.
-        let shared = self.profile.shared;
-        if st.st_nlink == 0
-            || shared && crate::dirs::DirCache::is_stale(self.root_fd.as_fd(), rel, &fd, true)
-        {
+        if st.st_nlink == 0 {
             // Removed since cached (by another process); resolve it again.
             self.dirs.forget(rel);
             fd = self.dirs.get(self.root_fd.as_fd(), rel).ok()?;
@@ -222,7 +227,7 @@ impl Store {
         // server's clock, and another node's change can leave them as they
         // were (issue 16: 93 of 100 new keys missing on GlusterFS), so
         // listings there always read the directory.
-        if !shared {
+        {
             let recent = self.listings.recent.lock().unwrap();
             if let Some(s) = recent.iter().find(|s| s.rel == rel && s.stamp == stamp) {
                 return Some((fd, s.entries.clone()));
@@ -230,55 +235,7 @@ impl Store {
         }
         let read_at = SystemTime::now();
         let dirfd = self.open_listing(rel).ok()?;
-        let mut entries = Vec::new();
-        for e in read_dir(&dirfd).ok()?.flatten() {
-            let name = e.file_name().to_bytes();
-            if name == DIR_ENTRY.as_bytes() {
-                entries.push(Entry {
-                    sort_key: "".into(),
-                    kind: Kind::Marker,
-                });
-                continue;
-            }
-            if name == b"." || name == b".." || is_reserved(name) {
-                continue;
-            }
-            let Ok(name) = std::str::from_utf8(name) else {
-                continue;
-            }; // not a key
-            let ft = match e.file_type() {
-                FileType::Unknown => match statat(&dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                    Ok(st) => FileType::from_raw_mode(st.st_mode),
-                    Err(_) => continue,
-                },
-                ft => ft,
-            };
-            let is_dir = match ft {
-                FileType::Directory => true,
-                FileType::RegularFile => false,
-                _ => continue, // symlinks and special files are not objects
-            };
-            if is_dir {
-                // `name` sorts before every `name!`, `name-` ... and those
-                // before `name/`, so the object a directory may hold of its
-                // own is an entry of its parent, where it sorts.
-                entries.push(Entry {
-                    sort_key: name.into(),
-                    kind: Kind::DirSelf,
-                });
-                entries.push(Entry {
-                    sort_key: format!("{name}/").into(),
-                    kind: Kind::Dir,
-                });
-            } else {
-                entries.push(Entry {
-                    sort_key: name.into(),
-                    kind: Kind::File,
-                });
-            }
-        }
-        entries.sort_unstable_by(|a, b| a.sort_key.as_bytes().cmp(b.sort_key.as_bytes()));
-        let entries = Arc::new(entries);
+        let entries = Arc::new(read_sorted(&dirfd)?.0);
         let changed = SystemTime::UNIX_EPOCH
             + Duration::new(stamp.mtime.0.max(stamp.ctime.0) as u64, 0)
             + Duration::from_nanos(if stamp.mtime.0 >= stamp.ctime.0 {
@@ -286,10 +243,9 @@ impl Store {
             } else {
                 stamp.ctime.1
             } as u64);
-        if !shared
-            && read_at
-                .duration_since(changed)
-                .is_ok_and(|age| age >= RACY_MARGIN)
+        if read_at
+            .duration_since(changed)
+            .is_ok_and(|age| age >= RACY_MARGIN)
         {
             let mut recent = self.listings.recent.lock().unwrap();
             recent.retain(|s| s.rel != rel);
@@ -304,6 +260,136 @@ impl Store {
         }
         Some((fd, entries))
     }
+
+    /// Removes directory `rel` (below a bucket), which a listing just read
+    /// with no entry at all: on a shared file system a DELETE leaves the
+    /// directory it emptied (`Store::may_be_empty`). The rmdir is the
+    /// arbiter: it fails if another writer put something in since, and a
+    /// writer whose directory goes makes it again (`in_write_dir`).
+    fn remove_empty(&self, rel: &str) {
+        let Some((parent, name)) = rel.rsplit_once('/') else {
+            return; // the bucket itself
+        };
+        if self
+            .in_dir(parent, |p| Ok(unlinkat(p, name, AtFlags::REMOVEDIR)?))
+            .is_ok()
+        {
+            self.dirs.forget_tree(rel);
+            // Its parent may hold nothing else now (a delete left both).
+            if let Some((bucket, dir)) = parent.split_once('/') {
+                self.prune(bucket, dir);
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Whether directory `rel` holds an object at any depth (and, with
+    /// `own_self`, its own self-entry counts), reading each directory only
+    /// until the first object. For a shared file system, where no listing
+    /// is cached: reading and sorting a large directory whole just to show
+    /// its common prefix would double what the caller pays to list it next.
+    fn any_object(&self, rel: &str, own_self: bool) -> bool {
+        let Ok(fd) = self.open_listing(rel) else {
+            return false;
+        };
+        let Ok(dir) = read_dir(&fd) else {
+            return false;
+        };
+        let mut subdirs = Vec::new();
+        let mut seen = 0;
+        for e in dir.flatten() {
+            let name = e.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            seen += 1;
+            let object = name == DIR_ENTRY.as_bytes() || own_self && name == SELF_ENTRY.as_bytes();
+            if is_reserved(name) && !object {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(name) else {
+                continue;
+            };
+            let ft = match e.file_type() {
+                FileType::Unknown => match statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => FileType::from_raw_mode(st.st_mode),
+                    Err(_) => continue,
+                },
+                ft => ft,
+            };
+            match ft {
+                FileType::RegularFile => return true,
+                FileType::Directory => subdirs.push(name.to_owned()),
+                _ => {}
+            }
+        }
+        if seen == 0 {
+            self.remove_empty(rel);
+        }
+        subdirs
+            .iter()
+            .any(|d| self.any_object(&format!("{rel}/{d}"), true))
+    }
+}
+
+/// The entries of directory `dirfd`, sorted as keys (see [`Entry`]), and
+/// how many entries it had besides `.` and `..` (hidden ones included).
+fn read_sorted(dirfd: &OwnedFd) -> Option<(Vec<Entry>, usize)> {
+    let mut entries = Vec::new();
+    let mut seen = 0;
+    for e in read_dir(dirfd).ok()?.flatten() {
+        let name = e.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        seen += 1;
+        if name == DIR_ENTRY.as_bytes() {
+            entries.push(Entry {
+                sort_key: "".into(),
+                kind: Kind::Marker,
+            });
+            continue;
+        }
+        if is_reserved(name) {
+            continue;
+        }
+        let Ok(name) = std::str::from_utf8(name) else {
+            continue;
+        }; // not a key
+        let ft = match e.file_type() {
+            FileType::Unknown => match statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => FileType::from_raw_mode(st.st_mode),
+                Err(_) => continue,
+            },
+            ft => ft,
+        };
+        let is_dir = match ft {
+            FileType::Directory => true,
+            FileType::RegularFile => false,
+            _ => continue, // symlinks and special files are not objects
+        };
+        if is_dir {
+            // `name` sorts before every `name!`, `name-` ... and those
+            // before `name/`, so the object a directory may hold of its
+            // own is an entry of its parent, where it sorts.
+            entries.push(Entry {
+                sort_key: name.into(),
+                kind: Kind::DirSelf,
+            });
+            entries.push(Entry {
+                sort_key: format!("{name}/").into(),
+                kind: Kind::Dir,
+            });
+        } else {
+            entries.push(Entry {
+                sort_key: name.into(),
+                kind: Kind::File,
+            });
+        }
+    }
+    entries.sort_unstable_by(|a, b| a.sort_key.as_bytes().cmp(b.sort_key.as_bytes()));
+    Some((entries, seen))
 }
 
 impl Walk<'_> {
@@ -443,6 +529,9 @@ impl Walk<'_> {
     /// Whether the subtree at `rel` (keys starting with `dir_key`) holds an
     /// object the listing would return. Stops at the first one.
     fn has_object(&self, rel: &str, dir_key: &str) -> bool {
+        if self.store.profile.shared && self.resume.after.is_none() {
+            return self.store.any_object(rel, false);
+        }
         let Some((_, entries)) = self.store.sorted_entries(rel) else {
             return false;
         };

@@ -6,13 +6,14 @@
 //! `put`.
 
 use crate::dirs::{open_dir_readable, DirCache};
-use crate::fscalls::{fstat, mkdirat, openat, statat, unlinkat};
+use crate::fscalls::{fstat, fstat_cached, mkdirat, openat, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
 use crate::names::{dir_rel, split_key, validate_bucket_name, validate_key, DIR_ENTRY, SELF_ENTRY};
 use crate::put::Source;
 use crate::*;
 use rustix::fs::{AtFlags, FileType};
 use rustix::fs::{Mode, OFlags};
+use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -91,17 +92,34 @@ impl Store {
     pub(crate) fn in_dir<T>(
         &self,
         rel: &str,
+        op: impl FnMut(BorrowedFd<'_>) -> io::Result<T>,
+    ) -> io::Result<T> {
+        self.in_dir_seen(rel, op, &Cell::new(false))
+    }
+
+    /// [`Store::in_dir`], which also sets `live` when a miss found the
+    /// directory itself in place (so its bucket exists: a miss needs no
+    /// further call to tell NoSuchKey from NoSuchBucket).
+    fn in_dir_seen<T>(
+        &self,
+        rel: &str,
         mut op: impl FnMut(BorrowedFd<'_>) -> io::Result<T>,
+        live: &Cell<bool>,
     ) -> io::Result<T> {
         let fd = self.dirs.get(self.root_fd.as_fd(), rel)?;
         match op(fd.as_fd()) {
             Err(e)
-                if (e.kind() == io::ErrorKind::NotFound
-                    || e.raw_os_error() == Some(libc::ESTALE))
-                    && DirCache::is_stale(self.root_fd.as_fd(), rel, &fd, self.profile.shared) =>
+                if e.kind() == io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ESTALE) =>
             {
+                if !DirCache::is_stale(self.root_fd.as_fd(), rel, &fd, self.profile.shared) {
+                    live.set(true);
+                    return Err(e);
+                }
                 self.dirs.forget(rel);
-                op(self.dirs.get(self.root_fd.as_fd(), rel)?.as_fd())
+                let fd = self.dirs.get(self.root_fd.as_fd(), rel)?;
+                live.set(true);
+                op(fd.as_fd())
             }
             other => other,
         }
@@ -116,8 +134,14 @@ impl Store {
 
     /// Maps a failure to find an object onto NoSuchBucket or NoSuchKey.
     pub(crate) fn missing(&self, bucket: &str, key: &str, e: io::Error) -> S3Error {
+        self.missing_seen(bucket, key, e, false)
+    }
+
+    /// [`Store::missing`], where `dir_live` says a directory of the bucket
+    /// was just found in place (see [`Store::in_dir_seen`]).
+    fn missing_seen(&self, bucket: &str, key: &str, e: io::Error, dir_live: bool) -> S3Error {
         let gone = e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR);
-        if gone && !self.bucket_exists(bucket) {
+        if gone && !dir_live && !self.bucket_exists(bucket) {
             s3err!(NoSuchBucket, "bucket {bucket:?} does not exist")
         } else if gone {
             s3err!(NoSuchKey, "no object {key:?} in bucket {bucket:?}")
@@ -245,18 +269,26 @@ impl Store {
     fn open_unchecked(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
+        let live = Cell::new(false);
         let (fd, st, stored) = self
             .retry_shared(|| {
-                let fd = self.in_dir(&rel, |d| {
-                    Ok(openat(
-                        d,
-                        kp.name,
-                        // NONBLOCK: opening a FIFO planted in the tree must not hang.
-                        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    )?)
-                })?;
-                let mut st = fstat(&fd)?;
+                live.set(false);
+                let fd = self.in_dir_seen(
+                    &rel,
+                    |d| {
+                        Ok(openat(
+                            d,
+                            kp.name,
+                            // NONBLOCK: opening a FIFO planted in the tree must not hang.
+                            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                            Mode::empty(),
+                        )?)
+                    },
+                    &live,
+                )?;
+                // The attributes the open's lookup brought: on FUSE a plain
+                // fstat would ask the server again.
+                let mut st = fstat_cached(&fd)?;
                 let mut fd = fd;
                 if FileType::from_raw_mode(st.st_mode) == FileType::Directory
                     && kp.name != DIR_ENTRY
@@ -270,7 +302,7 @@ impl Store {
                         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
                         Mode::empty(),
                     )?;
-                    st = fstat(&fd)?;
+                    st = fstat_cached(&fd)?;
                 }
                 let stored = match meta::has_meta(&st) {
                     true => Some(StoredMeta::read_from(&fd)?),
@@ -278,7 +310,7 @@ impl Store {
                 };
                 Ok((fd, st, stored))
             })
-            .map_err(|e| self.missing(bucket, key, e))?;
+            .map_err(|e| self.missing_seen(bucket, key, e, live.get()))?;
         if !is_regular(&st) {
             return Err(s3err!(
                 NoSuchKey,
@@ -290,23 +322,25 @@ impl Store {
 
     /// Runs a read-side lookup `op`, retried where another node's replace
     /// can make it fail on a shared file system, as NFS clients retry:
-    /// ESTALE (the file went away under the handle) up to 4 times, and on
-    /// a shared file system ENOENT up to 3 times, after 1, 2 and 4 ms (a
-    /// rename on GlusterFS's distribute layer is not atomic to other
-    /// clients: a key that always exists answered 404, issue 16; one retry
-    /// after 1 ms still missed 1 in 785 reads on a loaded machine). A key
-    /// that is really missing costs those 7 ms there, nowhere else.
+    /// ESTALE (the file went away under the handle) up to 4 times, and
+    /// ENOENT up to 3 times, after 1, 2 and 4 ms, where a name can be
+    /// missing for a moment while it is replaced: a rename on GlusterFS's
+    /// distribute layer is not atomic to other clients (a key that always
+    /// exists answered 404, issue 16; one retry after 1 ms still missed 1
+    /// in 785 reads on a loaded machine), and a nesting without
+    /// `RENAME_EXCHANGE` unlinks the name before renaming the directory
+    /// in (`nested.rs`). A key that is really missing costs those 7 ms
+    /// there; where a rename is one step on one server (MooseFS, CephFS,
+    /// NFS, ...) and the exchange works, nothing.
     pub(crate) fn retry_shared<T>(&self, mut op: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+        let p = &self.profile;
+        let gaps = p.rename_gap || p.shared && !p.rename_exchange;
         let mut stale = 0;
         let mut missing = 0;
         loop {
             match op() {
                 Err(e) if e.raw_os_error() == Some(libc::ESTALE) && stale < 4 => stale += 1,
-                Err(e)
-                    if e.kind() == io::ErrorKind::NotFound
-                        && self.profile.shared
-                        && missing < 3 =>
-                {
+                Err(e) if e.kind() == io::ErrorKind::NotFound && gaps && missing < 3 => {
                     std::thread::sleep(std::time::Duration::from_millis(1 << missing));
                     missing += 1;
                 }
@@ -362,18 +396,20 @@ impl Store {
     pub(crate) fn head_unchecked(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
+        let live = Cell::new(false);
         let (st, stored) = self
             .retry_shared(|| {
-                let (st, stored) = self.stat_in(&rel, kp.name)?;
+                live.set(false);
+                let (st, stored) = self.stat_in(&rel, kp.name, &live)?;
                 if FileType::from_raw_mode(st.st_mode) == FileType::Directory
                     && kp.name != DIR_ENTRY
                 {
                     // The key is also a prefix: its object is the self-entry.
-                    return self.stat_in(&dir_rel(bucket, key), SELF_ENTRY);
+                    return self.stat_in(&dir_rel(bucket, key), SELF_ENTRY, &live);
                 }
                 Ok((st, stored))
             })
-            .map_err(|e| self.missing(bucket, key, e))?;
+            .map_err(|e| self.missing_seen(bucket, key, e, live.get()))?;
         if !is_regular(&st) {
             return Err(s3err!(NoSuchKey, "no object {key:?} in bucket {bucket:?}"));
         }
@@ -383,29 +419,38 @@ impl Store {
     /// The stat of entry `name` of directory `rel`, with its stored metadata
     /// if it is an object that has some. One stat in the common case; the
     /// xattr only when the mode says so.
-    fn stat_in(&self, rel: &str, name: &str) -> io::Result<(rustix::fs::Stat, Option<StoredMeta>)> {
-        self.in_dir(rel, |d| {
-            let st = statat(d, name, AtFlags::SYMLINK_NOFOLLOW)?;
-            if !is_regular(&st) || !meta::has_meta(&st) {
-                return Ok((st, None));
-            }
-            // stat, attribute, stat again: if the inode is the same, both
-            // describe one version (an overwrite renames a new inode in).
-            if let Some(stored) = StoredMeta::read_at(d, name) {
-                let again = statat(d, name, AtFlags::SYMLINK_NOFOLLOW)?;
-                if again.st_ino == st.st_ino && again.st_dev == st.st_dev {
-                    return Ok((again, Some(stored?)));
+    fn stat_in(
+        &self,
+        rel: &str,
+        name: &str,
+        live: &Cell<bool>,
+    ) -> io::Result<(rustix::fs::Stat, Option<StoredMeta>)> {
+        self.in_dir_seen(
+            rel,
+            |d| {
+                let st = statat(d, name, AtFlags::SYMLINK_NOFOLLOW)?;
+                if !is_regular(&st) || !meta::has_meta(&st) {
+                    return Ok((st, None));
                 }
-            }
-            let fd = openat(
-                d,
-                name,
-                // NONBLOCK: opening a FIFO planted in the tree must not hang.
-                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?;
-            Ok((fstat(&fd)?, Some(StoredMeta::read_from(&fd)?)))
-        })
+                // stat, attribute, stat again: if the inode is the same, both
+                // describe one version (an overwrite renames a new inode in).
+                if let Some(stored) = StoredMeta::read_at(d, name) {
+                    let again = statat(d, name, AtFlags::SYMLINK_NOFOLLOW)?;
+                    if again.st_ino == st.st_ino && again.st_dev == st.st_dev {
+                        return Ok((again, Some(stored?)));
+                    }
+                }
+                let fd = openat(
+                    d,
+                    name,
+                    // NONBLOCK: opening a FIFO planted in the tree must not hang.
+                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )?;
+                Ok((fstat(&fd)?, Some(StoredMeta::read_from(&fd)?)))
+            },
+            live,
+        )
     }
 
     pub fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
@@ -413,10 +458,15 @@ impl Store {
         validate_key(key)?;
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
-        let unlinked = self.in_dir(&rel, |d| {
-            unlinkat(d, kp.name, AtFlags::empty())?;
-            Ok(self.may_be_empty(d))
-        });
+        let live = Cell::new(false);
+        let unlinked = self.in_dir_seen(
+            &rel,
+            |d| {
+                unlinkat(d, kp.name, AtFlags::empty())?;
+                Ok(self.may_be_empty(d))
+            },
+            &live,
+        );
         let unlinked = match unlinked {
             // The key is also a prefix: its object, if any, is the self-entry.
             Err(e) if e.raw_os_error() == Some(libc::EISDIR) && kp.name != DIR_ENTRY => {
@@ -450,7 +500,8 @@ impl Store {
                     Some(libc::ENOENT | libc::ENOTDIR | libc::EISDIR)
                 ) =>
             {
-                if self.bucket_exists(bucket) {
+                // The key's directory was found in place: so is its bucket.
+                if live.get() || self.bucket_exists(bucket) {
                     Ok(())
                 } else {
                     Err(s3err!(NoSuchBucket, "bucket {bucket:?} does not exist"))
@@ -464,10 +515,19 @@ impl Store {
     /// try. A failed rmdir costs a syscall and takes the directory's lock,
     /// which stalls other ranks deleting in a shared directory. tmpfs
     /// reports a directory's size from its entry count, so there one `fstat`
-    /// (no lock) answers; elsewhere every delete tries.
+    /// (no lock) answers; other local file systems try on every delete.
+    /// On a shared file system a failed rmdir is a round trip to every
+    /// metadata server holding the directory (GlusterFS: 0.7 ms with 1
+    /// entry, 2 ms with 1000, more than the unlink, and a logged warning),
+    /// and no attribute there tells an empty directory: the delete leaves
+    /// it, and a listing that reads it empty removes it (`list.rs`), as do
+    /// a PUT of its name and DeleteBucket. Listings never show it meanwhile.
     fn may_be_empty(&self, d: BorrowedFd<'_>) -> bool {
         /// A tmpfs directory's size: 20 bytes an entry, `.` and `..` included.
         const TMPFS_EMPTY_DIR_SIZE: i64 = 40;
+        if self.profile.shared {
+            return false;
+        }
         !self.dir_size_counts_entries
             || fstat(d).map_or(true, |st| st.st_size <= TMPFS_EMPTY_DIR_SIZE)
     }

@@ -65,6 +65,13 @@ pub struct FsProfile {
     pub fcntl_locks: bool,
     pub flock: bool,
     pub d_type: bool,
+    /// Another client may find a name missing for a moment while it is
+    /// renamed over (GlusterFS's distribute layer moves the name between
+    /// bricks in several steps), so a GET or HEAD that misses retries.
+    /// From the mount type: false where a rename is one step on one server
+    /// (local file systems, MooseFS, CephFS, NFS, Lustre, GPFS, BeeGFS),
+    /// true for GlusterFS and any type not known.
+    pub rename_gap: bool,
 }
 
 impl Default for FsProfile {
@@ -82,6 +89,7 @@ impl Default for FsProfile {
             fcntl_locks: false,
             flock: false,
             d_type: false,
+            rename_gap: true,
         }
     }
 }
@@ -174,6 +182,37 @@ fn fs_kind(fs_type: i64) -> (String, bool) {
     (format!("0x{fs_type:x}"), true)
 }
 
+/// Whether a rename on this shared file system can leave the target name
+/// missing to other clients for a moment (see [`FsProfile::rename_gap`]).
+/// `mount_type` is the type in mountinfo (`fuse.glusterfs`, `fuse.mfs`).
+fn rename_gap(fs_type: i64, mount_type: Option<&str>) -> bool {
+    /// Shared file systems whose rename is one step on one metadata server.
+    const ONE_STEP: &[&str] = &["nfs", "nfs4", "lustre", "gpfs", "ceph", "beegfs"];
+    /// Prefixes: the subtype is the daemon's name unless it sets one
+    /// (`fuse.mfs`, `fuse.mfsmount`, `fuse.ceph-fuse`).
+    const ONE_STEP_FUSE: &[&str] = &["fuse.mfs", "fuse.moosefs", "fuse.ceph"];
+    match mount_type {
+        Some(t) if fs_type == FUSE_SUPER_MAGIC => !ONE_STEP_FUSE.iter().any(|p| t.starts_with(p)),
+        Some(t) => !ONE_STEP.contains(&t),
+        None => true,
+    }
+}
+
+/// The type mountinfo gives the mount holding directory `dir` (matched by
+/// its device number, so no path is needed).
+fn mount_type(dir: BorrowedFd<'_>) -> Option<String> {
+    let st = rustix::fs::fstat(dir).ok()?;
+    #[allow(clippy::unnecessary_cast)] // st_dev's type differs between architectures
+    let dev = st.st_dev as u64;
+    let want = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines().find_map(|line| {
+        let f: Vec<&str> = line.split(' ').collect();
+        let sep = f.iter().position(|x| *x == "-")?;
+        (f.get(2) == Some(&want.as_str())).then(|| f.get(sep + 1).map(|t| t.to_string()))?
+    })
+}
+
 /// A whole-file write lock with `fcntl(F_SETLK)`: Ok(true) taken,
 /// Ok(false) held by another process, Err when the file system has none.
 pub(crate) fn lock_file(fd: BorrowedFd<'_>) -> rustix::io::Result<bool> {
@@ -228,6 +267,7 @@ impl FsProfile {
             fs_name,
             shared,
             fuse: fs_type == FUSE_SUPER_MAGIC,
+            rename_gap: shared && rename_gap(fs_type, mount_type(dir).as_deref()),
             ..FsProfile::default()
         };
         let Ok(s) = Scratch::new(dir) else {
@@ -277,7 +317,8 @@ impl FsProfile {
              xattrs (user.*):  {}\n\
              fcntl locks:      {}\n\
              flock:            {}\n\
-             d_type:           {}\n",
+             d_type:           {}\n\
+             rename gap:       {}\n",
             self.fs_name,
             self.fs_type,
             if self.shared {
@@ -293,6 +334,11 @@ impl FsProfile {
             yn(self.fcntl_locks),
             yn(self.flock),
             yn(self.d_type),
+            if self.rename_gap {
+                "yes (a GET or HEAD that misses retries)"
+            } else {
+                "no"
+            },
         )
     }
 }
@@ -521,5 +567,22 @@ mod tests {
         let costs = measure_costs(fd.as_fd(), 5).unwrap();
         assert!(costs.iter().any(|(n, _)| *n == "create"), "{costs:?}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn finds_the_mount_type_by_device() {
+        let dir = tempfile::tempdir().unwrap();
+        let fd = rustix::fs::open(
+            dir.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .unwrap();
+        let t = mount_type(fd.as_fd()).expect("in mountinfo");
+        let (name, _) = fs_kind(fstatfs(&fd).unwrap().f_type as i64);
+        assert!(
+            t.starts_with(&name) || name.starts_with("0x"),
+            "{t} vs {name}"
+        );
     }
 }

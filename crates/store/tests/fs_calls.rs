@@ -164,10 +164,16 @@ fn calls_per_operation() {
     let (_, c) = calls(|| s.head_object(BUCKET, "new").unwrap());
     expect(&c, "HEAD", &[(Stat, 1)]);
 
-    // The miss, then whether the directory handle is still live (fstat)
-    // and whether the bucket exists (NoSuchBucket or NoSuchKey).
-    let (_, c) = calls(|| s.head_object(BUCKET, "missing").unwrap_err());
-    expect(&c, "HEAD missing", &[(Stat, 2), (Fstat, 1)]);
+    // The miss, then whether the directory handle is still live (fstat:
+    // its link count); a live directory also answers that the bucket
+    // exists (NoSuchKey, not NoSuchBucket).
+    let (e, c) = calls(|| s.head_object(BUCKET, "missing").unwrap_err());
+    assert_eq!(e.code, ErrorCode::NoSuchKey);
+    expect(&c, "HEAD missing", &[(Stat, 1), (Fstat, 1)]);
+    // A missing bucket: its directory fails to open, then the bucket stat.
+    let (e, c) = calls(|| s.head_object("no-such-bucket", "k").unwrap_err());
+    assert_eq!(e.code, ErrorCode::NoSuchBucket);
+    expect(&c, "HEAD missing bucket", &[(Open, 1), (Stat, 1)]);
 
     let (_, c) = calls(|| s.delete_object(BUCKET, "new").unwrap());
     match fs {
@@ -176,9 +182,33 @@ fn calls_per_operation() {
         _ => expect(&c, "DELETE", &[(Unlink, 1)]),
     }
 
-    // The failed unlink, then the same two checks as a HEAD's miss.
+    // The failed unlink, then the same check as a HEAD's miss.
     let (_, c) = calls(|| s.delete_object(BUCKET, "missing").unwrap());
-    expect(&c, "DELETE missing", &[(Unlink, 1), (Stat, 1), (Fstat, 1)]);
+    expect(&c, "DELETE missing", &[(Unlink, 1), (Fstat, 1)]);
+
+    // In a directory: a local file system removes the directory the delete
+    // may have emptied (ext4 tries, tmpfs asks the size first).
+    put(s, "d/x", &data);
+    put(s, "d/y", &data);
+    let (_, c) = calls(|| s.delete_object(BUCKET, "d/x").unwrap());
+    match fs {
+        Fs::Tmpfs => expect(&c, "DELETE in a directory", &[(Fstat, 1), (Unlink, 1)]),
+        _ => expect(&c, "DELETE in a directory", &[(Unlink, 1), (Rmdir, 1)]),
+    }
+    let (_, c) = calls(|| s.delete_object(BUCKET, "d/y").unwrap());
+    match fs {
+        Fs::Tmpfs => expect(
+            &c,
+            "DELETE emptying a directory",
+            &[(Fstat, 1), (Unlink, 1), (Rmdir, 1)],
+        ),
+        _ => expect(
+            &c,
+            "DELETE emptying a directory",
+            &[(Unlink, 1), (Rmdir, 1)],
+        ),
+    }
+    assert!(!env.path("d").exists());
 
     // If-None-Match on a new key: the unnamed temporary's link is the
     // atomic create, nothing added.
@@ -211,6 +241,7 @@ fn calls_per_operation() {
         "PUT If-None-Match, named",
         &[(Open, 1), (Fstat, 1), (Write, 1), (Link, 1), (Unlink, 1)],
     );
+    shared_paths(&data);
     fscalls::enable(false);
 }
 
@@ -222,4 +253,102 @@ fn put_if_none_match(store: &Store, key: &str, data: &[u8]) -> Counts {
     let (r, c) = calls(|| store.put_object(BUCKET, key, PutBody::Bytes(data), &opts));
     r.unwrap();
     c
+}
+
+/// The paths of a shared file system (MooseFS, CephFS, GlusterFS), taken
+/// on this local one by adjusting the probed profile.
+fn shared_paths(data: &[u8]) {
+    use Kind::*;
+    let open = |rename_gap: bool| {
+        let tmp = test_dir();
+        let store = Store::open_adjusted(
+            tmp.path().join("root"),
+            StoreConfig {
+                etag: EtagPolicy::Fast,
+                durability: Durability::None,
+            },
+            |p| {
+                p.shared = true;
+                p.rename_gap = rename_gap;
+                p.rename_exchange = true;
+            },
+        )
+        .unwrap();
+        store.create_bucket(BUCKET).unwrap();
+        put(&store, "warm", data);
+        (tmp, store)
+    };
+    let (tmp, s) = open(false);
+
+    let (_, c) = calls(|| {
+        let mut g = s.get_object(BUCKET, "warm", None).unwrap();
+        std::io::copy(&mut g.body, &mut std::io::sink()).unwrap()
+    });
+    // The fstat answers from what the open's lookup brought (no round trip
+    // on FUSE), so it is the same as on a local file system.
+    expect(&c, "shared: GET", &[(Open, 1), (Fstat, 1), (Read, 2)]);
+
+    // The miss; then the directory's path resolved again (open) and its
+    // inode compared with the cached handle's (two fstats from what the
+    // kernel holds). No retry where a rename is one step (MooseFS, CephFS).
+    let (e, c) = calls(|| s.head_object(BUCKET, "missing").unwrap_err());
+    assert_eq!(e.code, ErrorCode::NoSuchKey);
+    expect(
+        &c,
+        "shared: HEAD missing",
+        &[(Stat, 1), (Open, 1), (Fstat, 2)],
+    );
+    let (_, c) = calls(|| s.delete_object(BUCKET, "missing").unwrap());
+    expect(
+        &c,
+        "shared: DELETE missing",
+        &[(Unlink, 1), (Open, 1), (Fstat, 2)],
+    );
+
+    // A delete leaves the directory it emptied: a failed rmdir would be a
+    // round trip to every server holding it. A listing that reads it empty
+    // removes it, and never shows it.
+    put(&s, "d/x", data);
+    let (_, c) = calls(|| s.delete_object(BUCKET, "d/x").unwrap());
+    expect(&c, "shared: DELETE emptying a directory", &[(Unlink, 1)]);
+    let dir = tmp.path().join("root").join(BUCKET).join("d");
+    assert!(dir.is_dir());
+    let page = s
+        .list_objects(
+            BUCKET,
+            &ListRequest {
+                delimiter: Some("/".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(page.common_prefixes.is_empty(), "{page:?}");
+    assert_eq!(page.objects.len(), 1, "{page:?}");
+    let page = s
+        .list_objects(
+            BUCKET,
+            &ListRequest {
+                prefix: "d/".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(page.objects.is_empty(), "{page:?}");
+    assert!(!dir.exists());
+    // A PUT after the removal makes the directory again.
+    put(&s, "d/x", data);
+    assert_eq!(
+        s.head_object(BUCKET, "d/x").unwrap().size,
+        data.len() as u64
+    );
+
+    // GlusterFS: a miss is retried 3 times (1, 2, 4 ms), each with the
+    // directory check, since a name can be missing while it is renamed over.
+    let (_tmp, s) = open(true);
+    let (_, c) = calls(|| s.head_object(BUCKET, "missing").unwrap_err());
+    expect(
+        &c,
+        "shared, rename gap: HEAD missing",
+        &[(Stat, 4), (Open, 4), (Fstat, 8)],
+    );
 }
