@@ -67,17 +67,6 @@ impl S3Client for EmbeddedClient {
     fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
         self.store.list_objects(bucket, req)
     }
-    fn copy_object(
-        &self,
-        src_bucket: &str,
-        src_key: &str,
-        dst_bucket: &str,
-        dst_key: &str,
-        opts: Option<&PutOptions>,
-    ) -> Result<ObjectInfo> {
-        self.store
-            .copy_object(src_bucket, src_key, dst_bucket, dst_key, opts)
-    }
     fn copy_object_if(
         &self,
         src_bucket: &str,

@@ -92,13 +92,16 @@ pub trait S3Client: Send + Sync {
         dst_bucket: &str,
         dst_key: &str,
         opts: Option<&PutOptions>,
-    ) -> Result<ObjectInfo>;
+    ) -> Result<ObjectInfo> {
+        let always = &WriteCondition::Always;
+        self.copy_object_if(src_bucket, src_key, dst_bucket, dst_key, opts, always)
+    }
 
     /// [`S3Client::copy_object`] whose destination is written only if
     /// `cond` holds (`If-None-Match: *` / `If-Match`), else
     /// PreconditionFailed and the destination is untouched. A transport
-    /// that cannot carry a condition refuses one with NotImplemented rather
-    /// than write unconditionally.
+    /// that cannot carry a condition refuses one with NotImplemented
+    /// ([`refuse_condition`]) rather than write unconditionally.
     fn copy_object_if(
         &self,
         src_bucket: &str,
@@ -107,10 +110,7 @@ pub trait S3Client: Send + Sync {
         dst_key: &str,
         opts: Option<&PutOptions>,
         cond: &WriteCondition,
-    ) -> Result<ObjectInfo> {
-        refuse_condition(self.transport(), cond)?;
-        self.copy_object(src_bucket, src_key, dst_bucket, dst_key, opts)
-    }
+    ) -> Result<ObjectInfo>;
 
     /// The object's tags.
     fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<Tags> {

@@ -167,6 +167,48 @@ pub fn write_condition_headers(h: &hyper::HeaderMap) -> S3Result<WriteCondition>
     )
 }
 
+/// What the client of a CopyObject or CompleteMultipartUpload would
+/// otherwise HEAD for (a stat and a getxattr here): the written object's
+/// size, content type, time, metadata and tag count, as headers beside the
+/// XML answer (`x-s3hpc-object-size` and `x-s3hpc-content-type`, the rest
+/// named as on a HEAD). `HttpClient` reads them; other clients ignore
+/// them. Empty when a value cannot be a header, and the client then HEADs.
+pub fn written_headers(info: &ObjectInfo) -> hyper::HeaderMap {
+    use hyper::header::{HeaderName, HeaderValue};
+    let mut h = hyper::HeaderMap::new();
+    let mut date = Vec::new();
+    let ok = timestamp(info.last_modified)
+        .format(dto::TimestampFormat::HttpDate, &mut date)
+        .is_ok();
+    let mut add = |name: &str, value: &[u8]| match (
+        HeaderName::try_from(name),
+        HeaderValue::from_bytes(value),
+    ) {
+        (Ok(n), Ok(v)) => {
+            h.insert(n, v);
+            true
+        }
+        _ => false,
+    };
+    let mut ok = ok && add("last-modified", &date);
+    ok &= info
+        .content_type
+        .as_ref()
+        .is_none_or(|t| add("x-s3hpc-content-type", t.as_bytes()));
+    for (k, v) in &info.metadata {
+        ok &= add(&format!("x-amz-meta-{k}"), v.as_bytes());
+    }
+    if info.tag_count > 0 {
+        ok &= add("x-amz-tagging-count", info.tag_count.to_string().as_bytes());
+    }
+    // Last: the client takes the answer as complete only with the size.
+    ok &= add("x-s3hpc-object-size", info.size.to_string().as_bytes());
+    if !ok {
+        h.clear();
+    }
+    h
+}
+
 pub fn metadata(info: &ObjectInfo) -> Option<dto::Metadata> {
     (!info.metadata.is_empty()).then(|| info.metadata.clone().into_iter().collect())
 }

@@ -35,6 +35,15 @@ fn run<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
     f().map_err(s3_error)
 }
 
+/// Runs a long call (multipart assembly, UploadPartCopy) on this thread
+/// after handing the worker's other tasks to another one. Not on tokio's
+/// blocking pool: the engine caches directory handles per thread, and a
+/// pool thread that had not seen the upload's directories opened them
+/// again (4-5 opens more per multipart upload than in-process).
+fn run_long<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
+    tokio::task::block_in_place(f).map_err(s3_error)
+}
+
 fn max_keys(n: Option<i32>) -> S3Result<usize> {
     match n {
         None => Ok(1000),
@@ -596,14 +605,16 @@ impl S3 for Engine {
                 &cond,
             )
         })?;
-        Ok(S3Response::new(CopyObjectOutput {
+        let mut resp = S3Response::new(CopyObjectOutput {
             copy_object_result: Some(CopyObjectResult {
                 e_tag: Some(convert::etag(&info.etag)),
                 last_modified: Some(convert::timestamp(info.last_modified)),
                 ..Default::default()
             }),
             ..Default::default()
-        }))
+        });
+        resp.headers = convert::written_headers(&info);
+        Ok(resp)
     }
 
     async fn create_multipart_upload(
@@ -692,8 +703,8 @@ impl S3 for Engine {
                 i.copy_source_if_unmodified_since.as_ref(),
             ],
         )?;
-        let store = self.store.clone();
-        let etag = tokio::task::spawn_blocking(move || {
+        let store = &self.store;
+        let etag = run_long(|| {
             let mut src = store.get_object(&src_bucket, &src_key, range)?;
             let len = src.length;
             store.upload_part(
@@ -706,10 +717,7 @@ impl S3 for Engine {
                     len: Some(len),
                 },
             )
-        })
-        .await
-        .map_err(s3s::S3Error::internal_error)?
-        .map_err(s3_error)?;
+        })?;
         Ok(S3Response::new(UploadPartCopyOutput {
             copy_part_result: Some(CopyPartResult {
                 e_tag: Some(convert::etag(&etag)),
@@ -749,23 +757,18 @@ impl S3 for Engine {
                 Ok((part_number(n)?, convert::quote(etag.value())))
             })
             .collect::<S3Result<Vec<_>>>()?;
-        let store = self.store.clone();
-        let (bucket, key) = (i.bucket.clone(), i.key.clone());
-        // Concatenating parts can take a while: off the async workers.
-        let info = tokio::task::spawn_blocking(move || {
-            store.complete_multipart_upload_checked(
-                &bucket,
-                &key,
+        // Concatenating parts can take a while: off the async worker.
+        let info = run_long(|| {
+            self.store.complete_multipart_upload_checked(
+                &i.bucket,
+                &i.key,
                 &i.upload_id,
                 &parts,
                 &part_sums,
                 whole.as_ref(),
                 &cond,
             )
-        })
-        .await
-        .map_err(s3s::S3Error::internal_error)?
-        .map_err(s3_error)?;
+        })?;
         let mut out = CompleteMultipartUploadOutput {
             bucket: Some(i.bucket.clone()),
             location: Some(format!("/{}/{}", i.bucket, i.key)),
@@ -773,8 +776,11 @@ impl S3 for Engine {
             e_tag: Some(convert::etag(&info.etag)),
             ..Default::default()
         };
+        let headers = convert::written_headers(&info);
         set_checksum!(out, info.checksum);
-        Ok(S3Response::new(out))
+        let mut resp = S3Response::new(out);
+        resp.headers = headers;
+        Ok(resp)
     }
 
     async fn abort_multipart_upload(

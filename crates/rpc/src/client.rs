@@ -583,24 +583,6 @@ impl S3Client for RemoteClient {
         reply!("ListObjects", r, Response::List(p) => p)
     }
 
-    fn copy_object(
-        &self,
-        src_bucket: &str,
-        src_key: &str,
-        dst_bucket: &str,
-        dst_key: &str,
-        opts: Option<&PutOptions>,
-    ) -> Result<ObjectInfo> {
-        self.copy_object_if(
-            src_bucket,
-            src_key,
-            dst_bucket,
-            dst_key,
-            opts,
-            &WriteCondition::Always,
-        )
-    }
-
     fn copy_object_if(
         &self,
         src_bucket: &str,

@@ -12,7 +12,7 @@
 //! CPU per op in the calling thread and in the rest of the process (the
 //! servers), and S3 requests on the wire.
 
-mod layers;
+pub mod layers;
 mod ops;
 mod table;
 

@@ -392,14 +392,18 @@ impl S3Client for Libs3Client {
         })
     }
 
-    fn copy_object(
+    /// libs3's copy carries no write condition: refused (NotImplemented)
+    /// rather than written unconditionally.
+    fn copy_object_if(
         &self,
         src_bucket: &str,
         src_key: &str,
         dst_bucket: &str,
         dst_key: &str,
         opts: Option<&PutOptions>,
+        cond: &s3hpc_client::WriteCondition,
     ) -> Result<ObjectInfo> {
+        s3hpc_client::refuse_condition(self.transport(), cond)?;
         let (b, k) = object_args(src_bucket, src_key)?;
         let (db, dk) = object_args(dst_bucket, dst_key)?;
         let ctx = self.context(&b);

@@ -64,6 +64,21 @@ impl HttpClient {
     fn call<'a>(&'a self, method: Method, bucket: &'a str, key: Option<&'a str>) -> Call<'a> {
         Call::new(&self.inner, method, Some(bucket), key)
     }
+
+    /// The object a copy or a completed upload wrote: from the answer's
+    /// headers where the server sends it (s3hpc does), else by HEAD.
+    fn written(
+        &self,
+        bucket: &str,
+        key: &str,
+        (headers, doc): (ureq::http::HeaderMap, String),
+    ) -> Result<ObjectInfo> {
+        let etag = xml::text(&doc, "ETag").unwrap_or_default();
+        match response::written_info(key, &etag, &headers)? {
+            Some(info) if !etag.is_empty() => Ok(info),
+            _ => self.head_object(bucket, key),
+        }
+    }
 }
 
 /// A GET body streamed from the connection (no local file behind it).
@@ -322,24 +337,6 @@ impl S3Client for HttpClient {
         })
     }
 
-    fn copy_object(
-        &self,
-        src_bucket: &str,
-        src_key: &str,
-        dst_bucket: &str,
-        dst_key: &str,
-        opts: Option<&PutOptions>,
-    ) -> Result<ObjectInfo> {
-        self.copy_object_if(
-            src_bucket,
-            src_key,
-            dst_bucket,
-            dst_key,
-            opts,
-            &WriteCondition::Always,
-        )
-    }
-
     fn copy_object_if(
         &self,
         src_bucket: &str,
@@ -360,8 +357,8 @@ impl S3Client for HttpClient {
                 call = call.header("x-amz-tagging-directive", "REPLACE");
             }
         }
-        with_condition(call, cond).send_for_xml(Body::Empty)?;
-        self.head_object(dst_bucket, dst_key)
+        let answer = with_condition(call, cond).send_for_answer(Body::Empty)?;
+        self.written(dst_bucket, dst_key, answer)
     }
 
     fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<Tags> {
@@ -460,8 +457,8 @@ impl S3Client for HttpClient {
             .call(Method::POST, bucket, Some(key))
             .query("uploadId", upload_id)
             .header("content-type", "application/xml");
-        with_condition(call, cond).send_for_xml(Body::Bytes(doc.as_bytes()))?;
-        self.head_object(bucket, key)
+        let answer = with_condition(call, cond).send_for_answer(Body::Bytes(doc.as_bytes()))?;
+        self.written(bucket, key, answer)
     }
 
     fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {

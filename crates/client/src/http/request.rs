@@ -7,7 +7,7 @@ use s3hpc_store::{ErrorCode, Result, S3Error};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use ureq::http::{Method, Response, StatusCode};
+use ureq::http::{HeaderMap, Method, Response, StatusCode};
 use url::Url;
 
 /// How long a presigned request stays valid: well within any server's
@@ -247,6 +247,19 @@ impl<'a> Call<'a> {
         self
     }
 
+    /// Whether the body is an object's bytes (PutObject, UploadPart): the
+    /// bodies the AWS SDKs send as aws-chunked. Sub-resources (tagging,
+    /// ACLs, versioning) go as plain bodies, as from the SDKs; s3s decodes
+    /// aws-chunked only for object bodies.
+    fn carries_object(&self) -> bool {
+        self.method == Method::PUT
+            && self.key.is_some()
+            && self
+                .query
+                .iter()
+                .all(|(name, _)| matches!(*name, "partNumber" | "uploadId"))
+    }
+
     fn what(&self) -> String {
         match (self.bucket, self.key) {
             (Some(b), Some(k)) => format!("{} {b}/{k}", self.method),
@@ -408,11 +421,10 @@ impl<'a> Call<'a> {
 
     /// Sends the request with `body`.
     pub fn send_body(mut self, mut body: Body<'_>) -> Result<Response<ureq::Body>> {
+        let chunked = self.t.streaming && self.carries_object();
         let streamed = match &body {
-            Body::Bytes(b) if self.t.streaming && self.method == Method::PUT => {
-                Some(b.len() as u64)
-            }
-            Body::Reader(_, Some(n)) if self.t.streaming && self.method == Method::PUT => Some(*n),
+            Body::Bytes(b) if chunked => Some(b.len() as u64),
+            Body::Reader(_, Some(n)) if chunked => Some(*n),
             _ => None,
         };
         let url = self.sign(matches!(body, Body::Reader(_, None)), streamed)?;
@@ -473,6 +485,11 @@ impl<'a> Call<'a> {
     /// Sends the request and reads its XML answer, which may still be an
     /// error (CopyObject and CompleteMultipartUpload can fail after a 200).
     pub fn send_for_xml(self, body: Body<'_>) -> Result<String> {
+        self.send_for_answer(body).map(|(_, doc)| doc)
+    }
+
+    /// [`Call::send_for_xml`] with the answer's headers.
+    pub fn send_for_answer(self, body: Body<'_>) -> Result<(HeaderMap, String)> {
         let what = self.what();
         let is_object = self.key.is_some();
         let mut resp = self.send_body(body)?;
@@ -496,6 +513,6 @@ impl<'a> Call<'a> {
                 is_object,
             ));
         }
-        Ok(doc)
+        Ok((std::mem::take(resp.headers_mut()), doc))
     }
 }

@@ -50,20 +50,53 @@ pub fn error_for(
 }
 
 fn header<'a>(resp: &'a Response<ureq::Body>, name: &str) -> Option<&'a str> {
-    resp.headers().get(name).and_then(|v| v.to_str().ok())
+    get(resp.headers(), name)
+}
+
+fn get<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
 }
 
 /// The quoted ETag of an answer.
 pub fn etag(resp: &Response<ureq::Body>) -> Result<String> {
     let e = header(resp, "etag")
         .ok_or_else(|| S3Error::new(ErrorCode::InternalError, "the answer has no ETag header"))?;
-    Ok(format!("\"{}\"", e.trim_matches('"')))
+    Ok(quoted(e))
+}
+
+fn quoted(etag: &str) -> String {
+    format!("\"{}\"", etag.trim_matches('"'))
 }
 
 /// HEAD or GET headers as an `ObjectInfo` (size is Content-Length).
 pub fn object_info(key: &str, resp: &Response<ureq::Body>) -> Result<ObjectInfo> {
-    let metadata = resp
-        .headers()
+    let size = header(resp, "content-length").and_then(|v| v.parse().ok());
+    let content_type = header(resp, "content-type");
+    info_from(key, etag(resp)?, size, content_type, resp.headers())
+}
+
+/// The object a CopyObject or CompleteMultipartUpload just wrote, from the
+/// headers s3hpc's server adds to those answers (`x-s3hpc-object-size`,
+/// `x-s3hpc-content-type`, and Last-Modified, `x-amz-meta-*` and
+/// `x-amz-tagging-count` as on a HEAD), so the client needs no HEAD (a
+/// stat and a getxattr on the server) to return it. `None` from servers
+/// that do not send them: the caller then asks with HEAD.
+pub fn written_info(key: &str, etag: &str, headers: &HeaderMap) -> Result<Option<ObjectInfo>> {
+    let Some(size) = get(headers, "x-s3hpc-object-size").and_then(|v| v.parse().ok()) else {
+        return Ok(None);
+    };
+    let content_type = get(headers, "x-s3hpc-content-type");
+    info_from(key, quoted(etag), Some(size), content_type, headers).map(Some)
+}
+
+fn info_from(
+    key: &str,
+    etag: String,
+    size: Option<u64>,
+    content_type: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<ObjectInfo> {
+    let metadata = headers
         .iter()
         .filter_map(|(k, v)| {
             let name = k.as_str().strip_prefix("x-amz-meta-")?;
@@ -72,15 +105,13 @@ pub fn object_info(key: &str, resp: &Response<ureq::Body>) -> Result<ObjectInfo>
         .collect();
     Ok(ObjectInfo {
         key: key.to_string(),
-        size: header(resp, "content-length")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0),
-        last_modified: parse_time(header(resp, "last-modified").unwrap_or_default())?,
-        etag: etag(resp)?,
-        content_type: header(resp, "content-type").map(str::to_string),
+        size: size.unwrap_or(0),
+        last_modified: parse_time(get(headers, "last-modified").unwrap_or_default())?,
+        etag,
+        content_type: content_type.map(str::to_string),
         metadata,
         checksum: None,
-        tag_count: header(resp, "x-amz-tagging-count")
+        tag_count: get(headers, "x-amz-tagging-count")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
     })

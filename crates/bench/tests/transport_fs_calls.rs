@@ -1,0 +1,353 @@
+//! Every transport makes the engine's file-system calls and no more: the
+//! same S3 calls through the engine in-process, the RPC gateway (Unix and
+//! TCP) and the HTTP server (unsigned, SigV4, aws-chunked bodies), each over
+//! a fresh data root, counted by kind with `s3hpc_store::fscalls` (process
+//! wide, so the servers' calls count too). The layers are `s3hpc explain`'s.
+//!
+//! The engine keeps two things per thread: its directory handles and its
+//! guess whether the next PUT overwrites (link or rename). The gateway
+//! serves a connection on one thread, as the caller's own thread would, so
+//! it must make exactly the engine's calls. The HTTP server runs requests
+//! on whichever worker thread has them, so it must make no call outside
+//! what the engine makes on one warm thread and with every request on a
+//! fresh thread (every directory opened anew, the guess at its start). Reads and writes of
+//! data are printed but not compared: their number follows how a body
+//! arrives (one buffer, or 1 MiB frames over TCP), not a decision.
+//!
+//! One test function: the counters are process-wide, so nothing else may
+//! run in this test binary at the same time.
+
+use s3hpc_bench::backend::{Backend, BackendConfig};
+use s3hpc_bench::explain::layers::{self, Exec};
+use s3hpc_client::{
+    BucketInfo, ByteRange, GetObject, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
+    PutOptions, Result, S3Client, Tags, UploadInfo, WriteCondition,
+};
+use s3hpc_store::fscalls::{self, Counts, Kind};
+use std::sync::Arc;
+
+const B: &str = "calls";
+const PART: usize = 5 << 20;
+
+/// One step of the script: a name and the S3 calls it makes.
+type Step = (&'static str, fn(&dyn S3Client));
+
+fn put(c: &dyn S3Client, key: &str, data: &[u8]) {
+    c.put_object(B, key, PutBody::Bytes(data), &PutOptions::default())
+        .unwrap_or_else(|e| panic!("{} PUT {key}: {e}", c.transport()));
+}
+
+fn body(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+/// The script: each step runs through every layer before the next starts.
+/// Keys are fresh per step where a step wants a new key, so every layer
+/// sees the same tree.
+const STEPS: &[Step] = &[
+    ("put-new", |c| put(c, "obj/a", &body(3901))),
+    ("put-new-2", |c| put(c, "obj/b", &body(3901))),
+    ("put-overwrite", |c| put(c, "obj/a", &body(3901))),
+    ("get", |c| {
+        let mut buf = vec![0; 3901];
+        c.get_object_into(B, "obj/a", &mut buf).unwrap();
+    }),
+    ("get-range", |c| {
+        let mut g = c
+            .get_object(
+                B,
+                "obj/a",
+                Some(ByteRange::FromTo {
+                    first: 10,
+                    last: Some(99),
+                }),
+            )
+            .unwrap();
+        let mut buf = vec![0; 90];
+        s3hpc_client::read_exact_body(&mut g, &mut buf).unwrap();
+    }),
+    ("head", |c| drop(c.head_object(B, "obj/a").unwrap())),
+    ("head-missing", |c| {
+        assert!(c.head_object(B, "obj/none").is_err())
+    }),
+    ("list", |c| {
+        let req = ListRequest {
+            prefix: "obj/".into(),
+            ..Default::default()
+        };
+        assert_eq!(c.list_objects(B, &req).unwrap().objects.len(), 3);
+    }),
+    ("put-if-none-match-new", |c| {
+        let o = PutOptions {
+            condition: WriteCondition::IfNoneMatch,
+            ..Default::default()
+        };
+        c.put_object(B, "obj/c", PutBody::Bytes(&body(100)), &o)
+            .unwrap();
+    }),
+    ("put-if-none-match-exists", |c| {
+        let o = PutOptions {
+            condition: WriteCondition::IfNoneMatch,
+            ..Default::default()
+        };
+        assert!(c
+            .put_object(B, "obj/c", PutBody::Bytes(&body(100)), &o)
+            .is_err());
+    }),
+    ("put-if-match", |c| {
+        let etag = c.head_object(B, "obj/c").unwrap().etag;
+        let o = PutOptions {
+            condition: WriteCondition::IfMatch(etag),
+            ..Default::default()
+        };
+        c.put_object(B, "obj/c", PutBody::Bytes(&body(200)), &o)
+            .unwrap();
+    }),
+    ("copy", |c| {
+        drop(c.copy_object(B, "obj/a", B, "obj/copy", None).unwrap())
+    }),
+    ("put-tagging", |c| {
+        let tags: Tags = [("k".to_string(), "v".to_string())].into();
+        c.put_object_tagging(B, "obj/a", &tags).unwrap();
+    }),
+    ("get-tagging", |c| {
+        assert_eq!(c.get_object_tagging(B, "obj/a").unwrap().len(), 1)
+    }),
+    ("multipart", |c| {
+        let none = PutOptions::default();
+        let id = c.create_multipart_upload(B, "mpu/m", &none).unwrap();
+        let data = body(PART);
+        let parts: Vec<_> = (1..=3)
+            .map(|n| {
+                (
+                    n,
+                    c.upload_part(B, "mpu/m", &id, n, PutBody::Bytes(&data))
+                        .unwrap(),
+                )
+            })
+            .collect();
+        let info = c
+            .complete_multipart_upload(B, "mpu/m", &id, &parts)
+            .unwrap();
+        assert_eq!(info.size, 3 * PART as u64);
+    }),
+    ("delete", |c| c.delete_object(B, "obj/b").unwrap()),
+    ("delete-multipart", |c| c.delete_object(B, "mpu/m").unwrap()),
+];
+
+/// The engine with every request on a thread of its own: the most a
+/// server that may run any request on any thread can call.
+struct FreshThreads(Arc<dyn S3Client>);
+
+fn fresh<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| s.spawn(f).join().expect("a request thread"))
+}
+
+impl S3Client for FreshThreads {
+    fn transport(&self) -> &'static str {
+        "engine-fresh"
+    }
+    fn create_bucket(&self, bucket: &str) -> Result<()> {
+        fresh(|| self.0.create_bucket(bucket))
+    }
+    fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        fresh(|| self.0.delete_bucket(bucket))
+    }
+    fn head_bucket(&self, bucket: &str) -> Result<()> {
+        fresh(|| self.0.head_bucket(bucket))
+    }
+    fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
+        fresh(|| self.0.list_buckets())
+    }
+    fn put_object(&self, b: &str, k: &str, body: PutBody<'_>, o: &PutOptions) -> Result<String> {
+        let PutBody::Bytes(data) = body else {
+            unreachable!("the script sends bodies from memory")
+        };
+        fresh(|| self.0.put_object(b, k, PutBody::Bytes(data), o))
+    }
+    fn get_object(&self, b: &str, k: &str, range: Option<ByteRange>) -> Result<GetObject> {
+        fresh(|| self.0.get_object(b, k, range))
+    }
+    fn get_object_into(&self, b: &str, k: &str, buf: &mut [u8]) -> Result<ObjectInfo> {
+        fresh(|| self.0.get_object_into(b, k, buf))
+    }
+    fn head_object(&self, b: &str, k: &str) -> Result<ObjectInfo> {
+        fresh(|| self.0.head_object(b, k))
+    }
+    fn delete_object(&self, b: &str, k: &str) -> Result<()> {
+        fresh(|| self.0.delete_object(b, k))
+    }
+    fn list_objects(&self, b: &str, req: &ListRequest) -> Result<ListPage> {
+        fresh(|| self.0.list_objects(b, req))
+    }
+    fn copy_object_if(
+        &self,
+        sb: &str,
+        sk: &str,
+        db: &str,
+        dk: &str,
+        o: Option<&PutOptions>,
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
+        fresh(|| self.0.copy_object_if(sb, sk, db, dk, o, cond))
+    }
+    fn get_object_tagging(&self, b: &str, k: &str) -> Result<Tags> {
+        fresh(|| self.0.get_object_tagging(b, k))
+    }
+    fn put_object_tagging(&self, b: &str, k: &str, tags: &Tags) -> Result<()> {
+        fresh(|| self.0.put_object_tagging(b, k, tags))
+    }
+    fn create_multipart_upload(&self, b: &str, k: &str, o: &PutOptions) -> Result<String> {
+        fresh(|| self.0.create_multipart_upload(b, k, o))
+    }
+    fn upload_part(&self, b: &str, k: &str, id: &str, n: u32, body: PutBody<'_>) -> Result<String> {
+        let PutBody::Bytes(data) = body else {
+            unreachable!("the script sends bodies from memory")
+        };
+        fresh(|| self.0.upload_part(b, k, id, n, PutBody::Bytes(data)))
+    }
+    fn complete_multipart_upload_if(
+        &self,
+        b: &str,
+        k: &str,
+        id: &str,
+        parts: &[(u32, String)],
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
+        fresh(|| self.0.complete_multipart_upload_if(b, k, id, parts, cond))
+    }
+    fn complete_multipart_upload(
+        &self,
+        b: &str,
+        k: &str,
+        id: &str,
+        parts: &[(u32, String)],
+    ) -> Result<ObjectInfo> {
+        fresh(|| self.0.complete_multipart_upload(b, k, id, parts))
+    }
+    fn abort_multipart_upload(&self, b: &str, k: &str, id: &str) -> Result<()> {
+        fresh(|| self.0.abort_multipart_upload(b, k, id))
+    }
+    fn list_parts(&self, b: &str, k: &str, id: &str) -> Result<Vec<PartInfo>> {
+        fresh(|| self.0.list_parts(b, k, id))
+    }
+    fn list_multipart_uploads(&self, b: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
+        fresh(|| self.0.list_multipart_uploads(b, prefix))
+    }
+}
+
+fn describe(c: &Counts) -> String {
+    Kind::ALL
+        .iter()
+        .filter(|&&k| c.get(k) > 0)
+        .map(|&k| match c.failed(k) {
+            0 => format!("{} {}", k.name(), c.get(k)),
+            f => format!("{} {} ({f} failed)", k.name(), c.get(k)),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The calls `run` makes through `c`, and (for a check) the metadata total.
+fn count(c: &dyn S3Client, run: fn(&dyn S3Client)) -> Counts {
+    let before = fscalls::snapshot();
+    run(c);
+    fscalls::snapshot().since(&before)
+}
+
+/// The kinds compared: all but the data transfers.
+fn compared() -> impl Iterator<Item = Kind> {
+    Kind::ALL
+        .into_iter()
+        .filter(|k| !matches!(k, Kind::Read | Kind::Write))
+}
+
+fn metadata(c: &Counts) -> u64 {
+    compared().map(|k| c.get(k)).sum()
+}
+
+/// Whether `got` lies, kind by kind (calls and failures) and in total,
+/// between the engine's calls on a warm thread and on a fresh one.
+fn within(got: &Counts, warm: &Counts, cold: &Counts) -> bool {
+    let between = |g: u64, a: u64, b: u64| a.min(b) <= g && g <= a.max(b);
+    compared().all(|k| {
+        between(got.get(k), warm.get(k), cold.get(k))
+            && between(got.failed(k), warm.failed(k), cold.failed(k))
+    }) && between(metadata(got), metadata(warm), metadata(cold))
+}
+
+fn exact(got: &Counts, warm: &Counts) -> bool {
+    compared().all(|k| got.get(k) == warm.get(k) && got.failed(k) == warm.failed(k))
+}
+
+#[test]
+fn transports_make_the_engines_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "engine",
+        "rpc-unix",
+        "rpc-tcp",
+        "http",
+        "http-sigv4",
+        "http-chunked",
+    ];
+    fscalls::enable(true);
+    let cfg = BackendConfig::default();
+    let layers = layers::open_all(dir.path(), &cfg, &[], &|n| names.contains(&n)).unwrap();
+    let clients: Vec<_> = layers
+        .iter()
+        .map(|l| match &l.exec {
+            Exec::S3 { client, .. } => (l.name.as_str(), client.clone()),
+            Exec::Posix { .. } => unreachable!("posix was not selected"),
+        })
+        .collect();
+    assert_eq!(clients.len(), names.len());
+    // The engine once more, each request on a thread of its own.
+    let cold_dir = dir.path().join("engine-fresh-thread");
+    std::fs::create_dir(&cold_dir).unwrap();
+    let cold: Arc<dyn S3Client> = Arc::new(FreshThreads(
+        Backend::Embedded
+            .s3_client(&cold_dir, &cfg)
+            .unwrap()
+            .unwrap()
+            .client,
+    ));
+    for c in clients.iter().map(|(_, c)| c).chain([&cold]) {
+        c.create_bucket(B).unwrap();
+        // A key that stays, so the directories are never emptied.
+        put(c.as_ref(), "obj/keep", b"");
+        put(c.as_ref(), "mpu/keep", b"");
+    }
+    let mut differ = Vec::new();
+    for (step, run) in STEPS {
+        let fresh = count(cold.as_ref(), *run);
+        eprintln!("{step:<26} {:<13} {}", "engine-fresh", describe(&fresh));
+        let mut warm = None;
+        for (name, c) in &clients {
+            let d = count(c.as_ref(), *run);
+            eprintln!("{step:<26} {name:<13} {}", describe(&d));
+            let Some(w) = &warm else {
+                warm = Some(d);
+                continue;
+            };
+            let ok = match *name {
+                n if n.starts_with("rpc") => exact(&d, w),
+                _ => within(&d, w, &fresh),
+            };
+            if !ok {
+                differ.push(format!(
+                    "{step} over {name}: {} (engine: {}; on a fresh thread: {})",
+                    describe(&d),
+                    describe(w),
+                    describe(&fresh)
+                ));
+            }
+        }
+    }
+    fscalls::enable(false);
+    assert!(
+        differ.is_empty(),
+        "transports whose file-system calls differ from the engine's:\n{}",
+        differ.join("\n")
+    );
+}
