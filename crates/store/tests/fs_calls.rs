@@ -104,7 +104,7 @@ fn calls_per_operation() {
         &[
             (Open, 4),
             (Fstat, 3),
-            (Read, 2),
+            (Read, 1),
             (CopyRange, 1),
             (Setxattr, 1),
             (Chmod, 1),
@@ -286,7 +286,7 @@ fn shared_paths(data: &[u8]) {
     });
     // The fstat answers from what the open's lookup brought (no round trip
     // on FUSE), so it is the same as on a local file system.
-    expect(&c, "shared: GET", &[(Open, 1), (Fstat, 1), (Read, 2)]);
+    expect(&c, "shared: GET", &[(Open, 1), (Fstat, 1), (Read, 1)]);
 
     // The miss; then the directory's path resolved again (open) and its
     // inode compared with the cached handle's (two fstats from what the
