@@ -82,11 +82,14 @@ fn temporaries(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn sigterm_stops_cleanly_and_removes_the_socket() {
     let t = tempfile::tempdir().unwrap();
-    let sock = t.path().join("gw.sock");
+    // `{host}` in an address is the host's name (one gateway per node).
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let sock = t.path().join(format!("gw-{}.sock", host.trim()));
     let unix = format!("unix:{}", sock.display());
+    let per_host = format!("unix:{}/gw-{{host}}.sock", t.path().display());
     let mut s = serve(
         &t.path().join("data"),
-        &["--rpc", &unix, "--rpc", "tcp:127.0.0.1:0"],
+        &["--rpc", &per_host, "--rpc", "tcp:127.0.0.1:0"],
     );
     // The TCP address with its real port is in the banner.
     let tcp = s
