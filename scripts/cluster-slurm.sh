@@ -15,6 +15,9 @@
 #   namespace; the host name inside each namespace selects its NodeName.
 # - SlurmdParameters=config_overrides: the nodes declare CPUs they do not
 #   have (all share the machine's cores), so that -n4 fits on two nodes.
+# - TmpFS per node: the nodes share the machine's /tmp, where srun
+#   --mpi=pmix's per-step directory (spmix_appdir_UID_JOB.STEP) would
+#   collide ("File exists") on the second node of a step.
 # - Every file (config, state, spool, logs, pids) under $STATE/slurm:
 #   nothing outside the state directory is written; clients find the
 #   config through SLURM_CONF (printed by `up` and `status`).
@@ -44,7 +47,7 @@ slurm_check_prereqs() {
 
 slurm_write_conf() {
     local host=$1 n i=0
-    mkdir -p "$SLURM_DIR"/{etc,state,spool,log,run}
+    mkdir -p "$SLURM_DIR"/{etc,state,spool,log,run,tmp}
     cat >"$SLURM_CONF_FILE" <<EOF
 # Written by scripts/cluster up --slurm; removed by scripts/cluster down.
 ClusterName=$NAME
@@ -70,6 +73,8 @@ SlurmctldPidFile=$SLURM_DIR/run/slurmctld.pid
 SlurmdPidFile=$SLURM_DIR/run/slurmd-%n.pid
 SlurmctldLogFile=$SLURM_DIR/log/slurmctld.log
 SlurmdLogFile=$SLURM_DIR/log/slurmd-%n.log
+TmpFS=$SLURM_DIR/tmp/%n
+MailProg=/bin/true
 # A job's steps are killed within seconds of scancel or its time limit.
 KillWait=5
 MinJobAge=60
@@ -100,7 +105,7 @@ slurm_up() {
             || die "slurmctld did not start: $(tail -3 "$SLURM_DIR/log/slurmctld.log" 2>/dev/null)"
     fi
     for n in $(nodes); do
-        mkdir -p "$SLURM_DIR/spool/$n"
+        mkdir -p "$SLURM_DIR/spool/$n" "$SLURM_DIR/tmp/$n"
         slurm_pid_alive "$SLURM_DIR/run/slurmd-$n.pid" && continue
         in_node "$n" slurmd -f "$SLURM_CONF_FILE" -N "$n" >"$SLURM_DIR/log/slurmd-$n.out" 2>&1 \
             || die "slurmd on $n did not start: $(tail -3 "$SLURM_DIR/log/slurmd-$n.log" 2>/dev/null)"
