@@ -60,9 +60,6 @@ impl SlurmJob {
     /// 2 nodes (node[1-2]), 4 tasks, tasks per node 2(x2)`.
     pub fn line(&self) -> String {
         let mut s = format!("Slurm job {}", self.job_id);
-        if let Some(step) = &self.step_id {
-            s += &format!(".{step}");
-        }
         let place: Vec<String> = [("cluster", &self.cluster), ("partition", &self.partition)]
             .into_iter()
             .filter_map(|(what, v)| v.as_ref().map(|v| format!("{what} {v}")))
