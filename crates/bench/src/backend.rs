@@ -41,7 +41,8 @@ pub struct BackendConfig {
     pub etag: EtagPolicy,
     pub durability: Durability,
     pub s3_mode: S3Mode,
-    /// The gateway of the `remote` backend; `None` starts one.
+    /// The gateway of the `remote` backend; `None` starts one. `{host}`
+    /// stands for this host's name (`per_host`): one gateway per node.
     pub remote: Option<String>,
     /// Where the `http` backend sends its requests; `None` starts s3hpc's
     /// own server for the run.
@@ -212,7 +213,7 @@ impl Backend {
             (Backend::Embedded, _, _) => {
                 plain(Arc::new(EmbeddedClient::new(open_store(dir, cfg)?)))
             }
-            (Backend::Remote, Some(addr), _) => plain(Arc::new(connect_gateway(addr)?)),
+            (Backend::Remote, Some(addr), _) => plain(Arc::new(connect_gateway(&per_host(addr))?)),
             (Backend::Http, _, Some(e)) => plain(Arc::new(http_client(e)?)),
             (Backend::Libs3, _, _) => plain(Arc::new(libs3_client(dir, cfg)?)),
             // A server of its own, for this client alone.
@@ -305,6 +306,21 @@ impl NodeServer {
     }
 }
 
+/// `{host}` in an address replaced by this host's name, so that one
+/// address (e.g. `unix:/tmp/s3hpc-{host}.sock`) reaches the gateway of
+/// each rank's own node: node-local sockets may share a path that several
+/// nodes see (a shared /tmp, a socket directory on Lustre).
+pub fn per_host(addr: &str) -> String {
+    if !addr.contains("{host}") {
+        return addr.to_string();
+    }
+    let host = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    addr.replace("{host}", &host)
+}
+
 fn connect_gateway(addr: &str) -> anyhow::Result<RemoteClient> {
     RemoteClient::connect(addr).with_context(|| format!("connecting to the gateway at {addr}"))
 }
@@ -341,7 +357,7 @@ fn libs3_client(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Libs3Client> 
         None => our_libs3()?,
     };
     let host = match &l.host {
-        Some(h) => h.clone(),
+        Some(h) => per_host(h),
         None => {
             let dir = std::fs::canonicalize(dir)
                 .with_context(|| format!("resolving {}", dir.display()))?;
@@ -505,6 +521,19 @@ impl std::fmt::Display for Backend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_names_in_addresses() {
+        let host = rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(
+            per_host("unix:/tmp/gw-{host}.sock"),
+            format!("unix:/tmp/gw-{host}.sock")
+        );
+        assert_eq!(per_host("unix:/tmp/gw.sock"), "unix:/tmp/gw.sock");
+    }
 
     #[test]
     fn https_node_servers_travel_with_their_certificate() {

@@ -21,6 +21,7 @@ pub mod output;
 pub mod pattern;
 pub mod results;
 pub mod rundir;
+pub mod slurm;
 pub mod stats;
 pub mod stop;
 pub mod storage;

@@ -4,6 +4,7 @@
 
 use crate::io500::score::Score;
 use crate::io500::{Caps, PhaseResult};
+use crate::slurm::SlurmJob;
 use serde::Serialize;
 
 /// The bench's version, as results record it.
@@ -32,6 +33,9 @@ pub struct RunInfo {
     pub backends: Vec<String>,
     pub repeat: usize,
     pub kept: bool,
+    /// The Slurm job the run was part of; absent outside Slurm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmJob>,
 }
 
 /// One backend's results in one repetition.

@@ -13,6 +13,7 @@ use crate::latency::take_u64;
 use crate::output::{json, text};
 use crate::results::{rfc3339, BackendReport, RunInfo, VERSION};
 use crate::rundir::{self, RunDir};
+use crate::slurm::SlurmJob;
 use crate::stop::Stop;
 use crate::summary::{self, Summary};
 use anyhow::Context;
@@ -199,6 +200,7 @@ fn run_in(opts: &SuiteOptions, run_dir: &Path, out: &mut dyn Write) -> anyhow::R
         backends: opts.backends.iter().map(|b| b.name().to_string()).collect(),
         repeat: opts.repeat,
         kept: opts.keep,
+        slurm: SlurmJob::from_env(),
     };
     let root = opts.comm.as_ref().is_none_or(|c| c.rank() == 0);
     if lowered && root {

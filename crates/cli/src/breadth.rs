@@ -137,8 +137,9 @@ pub struct CommonArgs {
     #[arg(long, default_value = "posix,embedded,remote", value_parser = parse_backends)]
     backends: BackendList,
     /// Address of a running gateway for the remote backend
-    /// (unix:///path/to.sock or s3hpc://host:port). Default: the bench
-    /// starts its own and stops it afterwards.
+    /// (unix:///path/to.sock or s3hpc://host:port); `{host}` in it is each
+    /// rank's host name (one gateway per node). Default: the bench starts
+    /// its own and stops it afterwards.
     #[arg(long)]
     remote: Option<String>,
     /// Directory to work in (on the file system to measure); it must be

@@ -129,8 +129,10 @@ struct Io500Args {
     #[arg(long, default_value = "posix,embedded,remote", value_parser = parse_backends)]
     backends: BackendList,
     /// Address of a running gateway for the remote backend
-    /// (unix:///path/to.sock or s3hpc://host:port). Default: the bench
-    /// starts its own and stops it afterwards.
+    /// (unix:///path/to.sock or s3hpc://host:port). `{host}` in it is
+    /// each rank's host name, for one gateway per node (e.g.
+    /// unix:/tmp/s3hpc-{host}.sock). Default: the bench starts its own
+    /// (one per node under MPI) and stops it afterwards.
     #[arg(long)]
     remote: Option<String>,
     /// Directory to work in (on the file system to measure). It must be empty
@@ -210,7 +212,7 @@ pub(crate) struct HttpArgs {
     libs3: Option<PathBuf>,
     /// The host the libs3 backend passes to its library (default:
     /// file://<run dir>); an HTTP host is signed with --access-key,
-    /// --secret-key and --region.
+    /// --secret-key and --region. `{host}` is replaced as in --remote.
     #[arg(long, value_name = "HOST")]
     libs3_host: Option<String>,
 }

@@ -19,8 +19,10 @@ pub struct ServeArgs {
     #[arg(long)]
     data: PathBuf,
     /// Serve the binary RPC on this address: unix:PATH (node-local
-    /// clients) or tcp:HOST:PORT. Repeat to listen on several.
-    #[arg(long = "rpc", value_name = "ADDR")]
+    /// clients) or tcp:HOST:PORT. Repeat to listen on several. `{host}` in
+    /// it is this host's name, as in the bench's --remote: one command line
+    /// starts a gateway per node (srun) on a path several nodes may see.
+    #[arg(long = "rpc", value_name = "ADDR", value_parser = rpc_address)]
     rpc: Vec<Address>,
     /// Serve S3 over HTTP on this address, e.g. 127.0.0.1:9000.
     #[arg(long)]
@@ -63,6 +65,10 @@ pub struct ServeArgs {
     /// age; younger ones may belong to live writers on other nodes).
     #[arg(long, default_value_t = STALE_AGE.as_secs())]
     sweep_age: u64,
+}
+
+fn rpc_address(s: &str) -> Result<Address, String> {
+    s3hpc_bench::backend::per_host(s).parse()
 }
 
 fn http_auth(a: &ServeArgs) -> anyhow::Result<AuthConfig> {

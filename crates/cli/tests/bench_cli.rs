@@ -311,3 +311,60 @@ fn bench_io500_over_libs3() {
         "{err}"
     );
 }
+
+/// Inside a Slurm job the run records the job's geometry, in the JSON
+/// (`run.slurm`) and in the text; outside Slurm, nothing of it.
+#[test]
+fn slurm_job_geometry_is_recorded_only_inside_slurm() {
+    let run = |slurm: &[(&str, &str)]| {
+        let t = tempfile::tempdir().unwrap();
+        let json = t.path().join("r.json");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_s3hpc"));
+        // This test may itself run in a Slurm job.
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SLURM_")) {
+            cmd.env_remove(k);
+        }
+        let out = cmd
+            .envs(slurm.iter().copied())
+            .args(["bench", "io500", "--backends", "posix", "--dir"])
+            .arg(t.path().join("data"))
+            .args(["--stonewall", "0.2", "--json"])
+            .arg(&json)
+            .args(tiny("20"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (stdout, doc)
+    };
+    let (stdout, doc) = run(&[
+        ("SLURM_JOB_ID", "4242"),
+        ("SLURM_CLUSTER_NAME", "testcluster"),
+        ("SLURM_JOB_NUM_NODES", "3"),
+        ("SLURM_JOB_NODELIST", "node[1-3]"),
+        ("SLURM_NTASKS", "6"),
+        ("SLURM_TASKS_PER_NODE", "2(x3)"),
+    ]);
+    let job = &doc["run"]["slurm"];
+    assert_eq!(job["job_id"], "4242", "{doc}");
+    assert_eq!(job["cluster"], "testcluster");
+    assert_eq!(job["nodes"], 3);
+    assert_eq!(job["nodelist"], "node[1-3]");
+    assert_eq!(job["ntasks"], 6);
+    assert_eq!(job["tasks_per_node"], "2(x3)");
+    assert!(
+        stdout.contains(
+            "Slurm job 4242 on cluster testcluster: 3 nodes (node[1-3]), 6 tasks, tasks per node 2(x3)"
+        ),
+        "{stdout}"
+    );
+    let (stdout, doc) = run(&[]);
+    assert!(doc["run"].get("slurm").is_none(), "{}", doc["run"]);
+    assert!(!stdout.contains("Slurm"), "{stdout}");
+}

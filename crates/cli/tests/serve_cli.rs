@@ -82,11 +82,14 @@ fn temporaries(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn sigterm_stops_cleanly_and_removes_the_socket() {
     let t = tempfile::tempdir().unwrap();
-    let sock = t.path().join("gw.sock");
+    // `{host}` in an address is the host's name (one gateway per node).
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let sock = t.path().join(format!("gw-{}.sock", host.trim()));
     let unix = format!("unix:{}", sock.display());
+    let per_host = format!("unix:{}/gw-{{host}}.sock", t.path().display());
     let mut s = serve(
         &t.path().join("data"),
-        &["--rpc", &unix, "--rpc", "tcp:127.0.0.1:0"],
+        &["--rpc", &per_host, "--rpc", "tcp:127.0.0.1:0"],
     );
     // The TCP address with its real port is in the banner.
     let tcp = s
@@ -119,6 +122,123 @@ fn sigterm_stops_cleanly_and_removes_the_socket() {
         .unwrap();
     assert!(rest.contains("stopped"), "{rest}");
     assert!(!sock.exists(), "socket file left behind");
+}
+
+/// The body of version `n` of a key of writer `w`: its name, then filler,
+/// 256 KiB in all (big enough to be in flight when the signal comes).
+fn version_body(w: usize, n: usize) -> Vec<u8> {
+    let mut b = format!("writer {w} version {n};").into_bytes();
+    b.resize(256 << 10, b'a' + (n % 26) as u8);
+    b
+}
+
+/// What a Slurm job's end does to a gateway (SIGTERM at the time limit):
+/// writers busy overwriting keys at the moment of the signal. Every write
+/// acknowledged is there, whole; every object there is a whole version; no
+/// temporary is left (a clean stop, unlike a kill); the socket goes and
+/// the server exits 0.
+#[test]
+fn sigterm_during_writes_finishes_cleanly_and_leaves_nothing_partial() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("data");
+    let sock = t.path().join("gw.sock");
+    let unix = format!("unix:{}", sock.display());
+    let mut s = serve(&data, &["--rpc", &unix]);
+    RemoteClient::connect(&unix)
+        .unwrap()
+        .create_bucket("bkt")
+        .unwrap();
+    const WRITERS: usize = 4;
+    const KEYS: usize = 3;
+    const MAX_PUTS: usize = 5000;
+    let acked = Arc::new(AtomicUsize::new(0));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (unix, acked) = (unix.clone(), acked.clone());
+            std::thread::spawn(move || {
+                let c = RemoteClient::connect(&unix).unwrap();
+                // The last acknowledged version of each key.
+                let mut last = vec![None; KEYS];
+                for n in 0..MAX_PUTS {
+                    let body = version_body(w, n);
+                    let key = format!("w{w}-k{}", n % KEYS);
+                    let put =
+                        c.put_object("bkt", &key, PutBody::Bytes(&body), &PutOptions::default());
+                    if put.is_err() {
+                        return (last, true);
+                    }
+                    last[n % KEYS] = Some(n);
+                    acked.fetch_add(1, Ordering::SeqCst);
+                }
+                (last, false)
+            })
+        })
+        .collect();
+    let t0 = Instant::now();
+    while acked.load(Ordering::SeqCst) < 40 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    sigterm(&s.child);
+    let status = wait_exit(&mut s.child);
+    let lasts: Vec<_> = writers.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        lasts.iter().all(|(_, stopped)| *stopped),
+        "every writer was still writing when the gateway stopped"
+    );
+    let mut rest = String::new();
+    s.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut rest)
+        .unwrap();
+    assert!(
+        rest.contains("finishing the requests in flight") && rest.contains("stopped"),
+        "{rest}"
+    );
+    assert!(!sock.exists(), "socket file left behind");
+    assert!(
+        temporaries(&data.join("bkt")).is_empty(),
+        "a clean stop leaves no temporary"
+    );
+    // A new gateway on the same data finds nothing to sweep and only
+    // whole versions, none older than the last acknowledged one.
+    let mut s = serve(&data, &["--rpc", &unix]);
+    assert!(
+        s.banner.contains(" 0 stale temporaries removed"),
+        "{}",
+        s.banner
+    );
+    let c = RemoteClient::connect(&unix).unwrap();
+    for (w, (last, _)) in lasts.iter().enumerate() {
+        for (k, acked) in last.iter().enumerate() {
+            let key = format!("w{w}-k{k}");
+            let Ok(mut got) = c.get_object("bkt", &key, None) else {
+                assert!(
+                    acked.is_none(),
+                    "{key}: acknowledged version {acked:?} lost"
+                );
+                continue;
+            };
+            let mut body = Vec::new();
+            got.body.read_to_end(&mut body).unwrap();
+            let head = String::from_utf8_lossy(&body[..body.len().min(40)]).into_owned();
+            let n: usize = head
+                .strip_prefix(&format!("writer {w} version "))
+                .and_then(|v| v.split(';').next()?.parse().ok())
+                .unwrap_or_else(|| panic!("{key}: not a version: {head:?}"));
+            assert_eq!(body, version_body(w, n), "{key}: torn version {n}");
+            assert!(
+                n % KEYS == k && Some(n) >= *acked,
+                "{key}: version {n}, acknowledged {acked:?}"
+            );
+        }
+    }
+    sigterm(&s.child);
+    assert!(wait_exit(&mut s.child).success());
 }
 
 #[test]

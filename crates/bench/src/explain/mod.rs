@@ -477,7 +477,7 @@ fn run_in(
     fscalls::enable(false);
     table::print(&explained, out)?;
     if let Some(path) = &p.json {
-        let doc = json!({
+        let mut doc = json!({
             "schema": SCHEMA,
             "run": {
                 "label": p.label,
@@ -505,6 +505,7 @@ fn run_in(
             },
             "results": rows(&explained),
         });
+        crate::slurm::record(&mut doc["run"]);
         write_atomic(path, &doc)?;
         writeln!(out, "JSON: {}", path.display())?;
     }

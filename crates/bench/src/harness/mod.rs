@@ -14,6 +14,7 @@ use crate::comm::Comm;
 use crate::output::json::{check_destination, write_atomic, SCHEMA};
 use crate::results::{rfc3339, VERSION};
 use crate::rundir::{self, RunDir};
+use crate::slurm::{self, SlurmJob};
 use crate::stop::Stop;
 use crate::suite::default_ranks;
 use anyhow::Context;
@@ -228,6 +229,11 @@ fn run_in(
     let mut rows = Vec::new();
     let root_rank = opts.is_root();
     let mut sink = std::io::sink();
+    if root_rank {
+        if let Some(job) = SlurmJob::from_env() {
+            writeln!(out, "{}", job.line())?;
+        }
+    }
     for bench in benches {
         for &backend in &opts.backends {
             opts.stop.check()?;
@@ -265,7 +271,7 @@ fn run_in(
     }
     let benchmarks: serde_json::Map<String, Value> =
         benches.iter().map(|b| (b.id(), b.params())).collect();
-    let doc = json!({
+    let mut doc = json!({
         "schema": SCHEMA,
         "run": {
             "label": opts.label,
@@ -285,6 +291,7 @@ fn run_in(
         },
         "results": rows,
     });
+    slurm::record(&mut doc["run"]);
     if let Some(path) = &opts.json {
         write_atomic(path, &doc)?;
     }

@@ -81,6 +81,9 @@ pub fn comparison(out: &mut dyn Write, run: &RunInfo, s: &Summary) -> io::Result
         "Comparison: {} ranks, stonewall {} s, durability {}, etag {}, s3 mode {}, file system {}",
         run.ranks, run.stonewall_seconds, run.durability, run.etag, run.s3_mode, run.filesystem
     )?;
+    if let Some(job) = &run.slurm {
+        writeln!(out, "{}", job.line())?;
+    }
     if ranges {
         writeln!(
             out,
