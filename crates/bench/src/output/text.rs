@@ -391,6 +391,7 @@ mod tests {
             backends: Vec::new(),
             repeat,
             kept: false,
+            slurm: None,
         }
     }
 
