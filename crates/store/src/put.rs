@@ -936,17 +936,10 @@ fn copy_stream(
                 Some(n) => (n - total).min(CHUNK as u64) as usize,
                 None => CHUNK,
             };
-            let got = match reader.read(&mut buf[..want]) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(s3err!(
-                        IncompleteBody,
-                        "reading the request body failed: {e}"
-                    ))
-                }
-            };
+            let got = fill_buf(reader, &mut buf[..want])?;
+            if got == 0 {
+                break;
+            }
             digests.update(&buf[..got]);
             write_all(fd, &buf[..got]).map_err(|e| S3Error::from_io(&e, "writing object data"))?;
             total += got as u64;
@@ -955,6 +948,9 @@ fn copy_stream(
                     EntityTooLarge,
                     "the body exceeds the 5 TiB object limit"
                 ));
+            }
+            if got < want {
+                break; // the body ended
             }
         }
         match len {
@@ -965,6 +961,30 @@ fn copy_stream(
             _ => Ok(()),
         }
     })
+}
+
+/// Reads until `buf` is full or the body ends; returns how much it holds.
+/// A body arrives in the pieces its source hands out (libs3's data callback
+/// 64 KiB at a time, a streamed HTTP body a frame), and on a FUSE file
+/// system without write-behind every `write` is a round trip to the
+/// server: one write per full buffer, not per piece (a 2 MiB libs3 PUT:
+/// 2 writes, was 32).
+fn fill_buf(reader: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(s3err!(
+                    IncompleteBody,
+                    "reading the request body failed: {e}"
+                ))
+            }
+        }
+    }
+    Ok(got)
 }
 
 /// Copies `len` bytes at `offset` of `src` to the end of `dst`: in the kernel
