@@ -219,5 +219,15 @@ cephfs_down() {
     for pf in "$d"/run/mgr.*.pid "$d"/run/mon.*.pid; do
         [ -e "$pf" ] && cephfs_stop "$pf"
     done
+    # Any daemon of this cluster still running now is one no pid file
+    # named (seen once, after an IO500 run: a ceph-mds whose process began
+    # during `down`, after the pid files were read; not traced further).
+    # Every daemon here was started with this state directory's ceph.conf.
+    local left
+    left=$(pgrep -f -- "-c $d/ceph.conf" || true)
+    if [ -n "$left" ]; then
+        say "down: stopping daemons no pid file named: $(tr '\n' ' ' <<<"$left")"
+        kill -KILL $left 2>/dev/null || true
+    fi
     return 0
 }

@@ -551,8 +551,8 @@ fn fuse_daemon_cmdline(mnt: &str) -> Option<Vec<String>> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn probes_a_local_directory_and_leaves_nothing() {
+    /// A fresh directory and an fd of it.
+    fn temp_dir() -> (tempfile::TempDir, OwnedFd) {
         let dir = tempfile::tempdir().unwrap();
         let fd = rustix::fs::open(
             dir.path(),
@@ -560,6 +560,12 @@ mod tests {
             Mode::empty(),
         )
         .unwrap();
+        (dir, fd)
+    }
+
+    #[test]
+    fn probes_a_local_directory_and_leaves_nothing() {
+        let (dir, fd) = temp_dir();
         let p = FsProfile::probe(fd.as_fd());
         assert!(p.linkat, "{p:?}");
         assert!(p.d_type, "{p:?}");
@@ -571,13 +577,7 @@ mod tests {
 
     #[test]
     fn finds_the_mount_type_by_device() {
-        let dir = tempfile::tempdir().unwrap();
-        let fd = rustix::fs::open(
-            dir.path(),
-            OFlags::RDONLY | OFlags::DIRECTORY,
-            Mode::empty(),
-        )
-        .unwrap();
+        let (_dir, fd) = temp_dir();
         let t = mount_type(fd.as_fd()).expect("in mountinfo");
         let (name, _) = fs_kind(fstatfs(&fd).unwrap().f_type as i64);
         assert!(
