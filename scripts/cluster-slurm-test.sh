@@ -13,7 +13,7 @@
 #          servers stop when the command ends.
 # `down` runs in a trap. Prints "slurm examples: N tests, M failed".
 #
-#   scripts/cluster-slurm-test.sh S3HPC-MPI-BINARY [--fs moosefs|glusterfs]
+#   scripts/cluster-slurm-test.sh S3HPC-MPI-BINARY [--fs moosefs|glusterfs|cephfs]
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$(realpath "${1:?usage: $0 S3HPC-MPI-BINARY [--fs FS]}")
