@@ -63,6 +63,12 @@ pub fn run(a: ProbeArgs, out: &mut impl std::io::Write) -> anyhow::Result<()> {
             }
         )?;
     }
+    if p.stat_with_readdir {
+        writeln!(
+            out,
+            "  listings:      files stat'ed as the readdir returns them (the client answers from what it brought)"
+        )?;
+    }
     if p.fuse {
         writeln!(out, "  HTTP GETs:     read, never mapped (FUSE)")?;
     }

@@ -35,6 +35,36 @@ const CACHED_DIRS: usize = 16;
 struct Entry {
     sort_key: Box<str>,
     kind: Kind,
+    /// A file's attributes taken as the directory was read, where the file
+    /// system answers that from the readdir (`FsProfile::stat_with_readdir`).
+    /// Never kept in the listing cache.
+    stat: Option<Box<Stat>>,
+}
+
+/// Which files of a directory to stat while reading it: those the page
+/// being listed may return, at most `budget` of them.
+struct StatAhead<'a> {
+    key_prefix: &'a str,
+    filter: &'a str,
+    after: Option<&'a str>,
+    budget: usize,
+}
+
+impl StatAhead<'_> {
+    fn wants(&mut self, name: &str) -> bool {
+        if self.budget == 0 || !name.starts_with(self.filter) {
+            return false;
+        }
+        if let Some(after) = self.after {
+            // The key is key_prefix + name; compare without building it.
+            let key = self.key_prefix.bytes().chain(name.bytes());
+            if key.cmp(after.bytes()) != std::cmp::Ordering::Greater {
+                return false;
+            }
+        }
+        self.budget -= 1;
+        true
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -201,13 +231,18 @@ impl Store {
 
     /// The (cached) fd of directory `rel` and its sorted entries, from the
     /// listing cache when still valid.
-    fn sorted_entries(&self, rel: &str) -> Option<(Rc<OwnedFd>, Arc<Vec<Entry>>)> {
+    fn sorted_entries(
+        &self,
+        rel: &str,
+        ahead: Option<StatAhead<'_>>,
+    ) -> Option<(Rc<OwnedFd>, Arc<Vec<Entry>>)> {
         if self.profile.shared {
             // No cache to validate (see below), so no cached handle to
             // check either: one fresh resolution of the path, used both
             // to read the entries and to stat them.
             let dirfd = Rc::new(self.open_listing(rel).ok()?);
-            let (entries, seen) = read_sorted(&dirfd)?;
+            let ahead = ahead.filter(|_| self.profile.stat_with_readdir);
+            let (entries, seen) = read_sorted(&dirfd, ahead)?;
             if seen == 0 {
                 self.remove_empty(rel);
             }
@@ -235,7 +270,7 @@ impl Store {
         }
         let read_at = SystemTime::now();
         let dirfd = self.open_listing(rel).ok()?;
-        let entries = Arc::new(read_sorted(&dirfd)?.0);
+        let entries = Arc::new(read_sorted(&dirfd, None)?.0);
         let changed = SystemTime::UNIX_EPOCH
             + Duration::new(stamp.mtime.0.max(stamp.ctime.0) as u64, 0)
             + Duration::from_nanos(if stamp.mtime.0 >= stamp.ctime.0 {
@@ -335,7 +370,8 @@ impl Store {
 
 /// The entries of directory `dirfd`, sorted as keys (see [`Entry`]), and
 /// how many entries it had besides `.` and `..` (hidden ones included).
-fn read_sorted(dirfd: &OwnedFd) -> Option<(Vec<Entry>, usize)> {
+/// With `ahead`, the files it wants are stat'ed as the readdir returns them.
+fn read_sorted(dirfd: &OwnedFd, mut ahead: Option<StatAhead<'_>>) -> Option<(Vec<Entry>, usize)> {
     let mut entries = Vec::new();
     let mut seen = 0;
     for e in read_dir(dirfd).ok()?.flatten() {
@@ -348,6 +384,7 @@ fn read_sorted(dirfd: &OwnedFd) -> Option<(Vec<Entry>, usize)> {
             entries.push(Entry {
                 sort_key: "".into(),
                 kind: Kind::Marker,
+                stat: None,
             });
             continue;
         }
@@ -357,9 +394,14 @@ fn read_sorted(dirfd: &OwnedFd) -> Option<(Vec<Entry>, usize)> {
         let Ok(name) = std::str::from_utf8(name) else {
             continue;
         }; // not a key
+        let mut stat = None;
         let ft = match e.file_type() {
             FileType::Unknown => match statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => FileType::from_raw_mode(st.st_mode),
+                Ok(st) => {
+                    let ft = FileType::from_raw_mode(st.st_mode);
+                    stat = Some(Box::new(st));
+                    ft
+                }
                 Err(_) => continue,
             },
             ft => ft,
@@ -376,15 +418,24 @@ fn read_sorted(dirfd: &OwnedFd) -> Option<(Vec<Entry>, usize)> {
             entries.push(Entry {
                 sort_key: name.into(),
                 kind: Kind::DirSelf,
+                stat: None,
             });
             entries.push(Entry {
                 sort_key: format!("{name}/").into(),
                 kind: Kind::Dir,
+                stat: None,
             });
         } else {
+            if stat.is_none() && ahead.as_mut().is_some_and(|a| a.wants(name)) {
+                stat = statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .ok()
+                    .map(Box::new);
+            }
             entries.push(Entry {
                 sort_key: name.into(),
                 kind: Kind::File,
+                // Only what was asked for: the cache must hold no stats.
+                stat: stat.filter(|_| ahead.is_some()),
             });
         }
     }
@@ -396,7 +447,15 @@ impl Walk<'_> {
     /// Visits directory `rel`, whose keys start with `key_prefix`, restricted
     /// to entries whose names start with `filter`.
     fn visit(&mut self, rel: &str, key_prefix: &str, filter: &str) -> Flow {
-        let Some((fd, entries)) = self.store.sorted_entries(rel) else {
+        let ahead = StatAhead {
+            key_prefix,
+            filter,
+            after: self.resume.after.as_deref(),
+            budget: self
+                .max
+                .saturating_sub(self.page.objects.len() + self.page.common_prefixes.len()),
+        };
+        let Some((fd, entries)) = self.store.sorted_entries(rel, Some(ahead)) else {
             return Flow::Continue(()); // a missing directory holds nothing
         };
         let mut start = entries.partition_point(|e| e.sort_key.as_ref() < filter);
@@ -423,11 +482,11 @@ impl Walk<'_> {
             key.push_str(&e.sort_key);
             match e.kind {
                 Kind::Dir => self.visit_dir(rel, &key, e.name())?,
-                Kind::File => self.visit_file(fd.as_fd(), &key, e.name())?,
+                Kind::File => self.visit_file(fd.as_fd(), &key, e.name(), e.stat.as_deref())?,
                 // A marker in the bucket itself would be the key "/", which
                 // no request can make.
                 Kind::Marker if key_prefix.is_empty() => {}
-                Kind::Marker => self.visit_file(fd.as_fd(), &key, DIR_ENTRY)?,
+                Kind::Marker => self.visit_file(fd.as_fd(), &key, DIR_ENTRY, None)?,
                 Kind::DirSelf => self.visit_self(rel, &key, e.name())?,
             }
         }
@@ -452,7 +511,14 @@ impl Walk<'_> {
             .map(|i| &key[..self.prefix.len() + i + d.len()])
     }
 
-    fn visit_file(&mut self, dir: BorrowedFd<'_>, key: &str, name: &str) -> Flow {
+    /// `read`: the file's attributes if taken as the directory was read.
+    fn visit_file(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        key: &str,
+        name: &str,
+        read: Option<&Stat>,
+    ) -> Flow {
         if self.skipped(key) {
             return Flow::Continue(());
         }
@@ -460,7 +526,7 @@ impl Walk<'_> {
             let cp = cp.to_string();
             return self.emit_prefix(cp);
         }
-        let Some(info) = stat_object(dir, key, name) else {
+        let Some(info) = stat_object(dir, key, name, read) else {
             return Flow::Continue(()); // removed meanwhile
         };
         self.emit(format!("k:{key}"), |page| page.objects.push(info))
@@ -485,7 +551,7 @@ impl Walk<'_> {
     fn self_entry(&self, parent_rel: &str, key: &str, name: &str) -> Option<ObjectInfo> {
         let rel = format!("{parent_rel}/{name}");
         let fd = self.store.dirs.get(self.store.root_fd.as_fd(), &rel).ok()?;
-        stat_object(fd.as_fd(), key, SELF_ENTRY)
+        stat_object(fd.as_fd(), key, SELF_ENTRY, None)
     }
 
     /// `dir_key` is the directory's key fragment with its trailing `/`.
@@ -532,7 +598,7 @@ impl Walk<'_> {
         if self.store.profile.shared && self.resume.after.is_none() {
             return self.store.any_object(rel, false);
         }
-        let Some((_, entries)) = self.store.sorted_entries(rel) else {
+        let Some((_, entries)) = self.store.sorted_entries(rel, None) else {
             return false;
         };
         entries.iter().any(|e| {
@@ -555,13 +621,22 @@ impl Walk<'_> {
     }
 }
 
-/// The listing entry for one file: a stat, plus the xattr if the mode says so.
-/// A file replaced between the stat and the attribute read (by another
-/// process or node) is looked at again, so the ETag listed is a stored one.
-fn stat_object(dir: BorrowedFd<'_>, key: &str, name: &str) -> Option<ObjectInfo> {
+/// The listing entry for one file: a stat (or `read`, the one taken as the
+/// directory was read), plus the xattr if the mode says so. A file
+/// replaced between the stat and the attribute read (by another process or
+/// node) is looked at again, so the ETag listed is a stored one.
+fn stat_object(
+    dir: BorrowedFd<'_>,
+    key: &str,
+    name: &str,
+    mut read: Option<&Stat>,
+) -> Option<ObjectInfo> {
     let mut attempts = 0;
     loop {
-        let st = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        let st = match read.take() {
+            Some(st) => *st,
+            None => statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?,
+        };
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return None;
         }

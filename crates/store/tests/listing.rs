@@ -593,3 +593,49 @@ fn cached_listing_sees_files_created_between_pages() {
     let (all, _) = list_all(s, BUCKET, &r, 1000);
     assert_eq!(all, keys);
 }
+
+/// Where the file system answers a stat right after readdir from what the
+/// readdir brought (MooseFS), listings stat files as they read them: the
+/// same pages, objects and attributes as stat'ing after the read, for every
+/// prefix, delimiter, page size and resume point, with stored metadata
+/// (MD5 ETags) and without.
+#[test]
+fn stat_with_readdir_lists_the_same_objects() {
+    let (env, keys) = generated_env(4, 120);
+    let plain = &env.store;
+    let ahead = Store::open_adjusted(env.root(), plain.config(), |p| {
+        p.shared = true;
+        p.stat_with_readdir = true;
+    })
+    .unwrap();
+    assert!(ahead.profile().stat_with_readdir);
+    let mut rng = Rng::new(7);
+    for round in 0..16 {
+        let prefix = *rng.pick(&["", "a", "a/", "b/", "a/a/"]);
+        let d = *rng.pick(&[None, Some("/"), Some("-")]);
+        let after = (round % 2 == 1).then(|| rng.pick(&keys).clone());
+        let max_keys = *rng.pick(&[1, 3, 1000]);
+        let mut r = ListRequest {
+            start_after: after.clone(),
+            max_keys,
+            ..req(prefix, d)
+        };
+        loop {
+            let (a, b) = (
+                plain.list_objects(BUCKET, &r).unwrap(),
+                ahead.list_objects(BUCKET, &r).unwrap(),
+            );
+            assert_eq!(
+                a, b,
+                "prefix {prefix:?} {d:?} after {after:?} max {max_keys}"
+            );
+            match b.next_token {
+                Some(t) if b.is_truncated => {
+                    r.continuation_token = Some(t);
+                    r.start_after = None;
+                }
+                _ => break,
+            }
+        }
+    }
+}
