@@ -196,14 +196,19 @@ fn fs_kind(fs_type: i64) -> (String, bool) {
 fn rename_gap(fs_type: i64, mount_type: Option<&str>) -> bool {
     /// Shared file systems whose rename is one step on one metadata server.
     const ONE_STEP: &[&str] = &["nfs", "nfs4", "lustre", "gpfs", "ceph", "beegfs"];
-    /// Prefixes: the subtype is the daemon's name unless it sets one
-    /// (`fuse.mfs`, `fuse.mfsmount`, `fuse.ceph-fuse`).
-    const ONE_STEP_FUSE: &[&str] = &["fuse.mfs", "fuse.moosefs", "fuse.ceph"];
     match mount_type {
-        Some(t) if fs_type == FUSE_SUPER_MAGIC => !ONE_STEP_FUSE.iter().any(|p| t.starts_with(p)),
+        // The subtype is the daemon's name unless it sets one
+        // (`fuse.ceph-fuse`).
+        Some(t) if fs_type == FUSE_SUPER_MAGIC => !(is_moosefs(t) || t.starts_with("fuse.ceph")),
         Some(t) => !ONE_STEP.contains(&t),
         None => true,
     }
+}
+
+/// Whether FUSE mount type `t` (as [`mount_type`] names it) is MooseFS's
+/// client (`fuse.mfs`, `fuse.mfsmount`, `fuse.moosefs`).
+fn is_moosefs(t: &str) -> bool {
+    t.starts_with("fuse.mfs") || t.starts_with("fuse.moosefs")
 }
 
 /// The type mountinfo gives the mount holding directory `dir` (matched by
@@ -296,8 +301,8 @@ impl FsProfile {
         if shared {
             let mount = mount_type(dir);
             p.rename_gap = rename_gap(fs_type, mount.as_deref());
-            p.stat_with_readdir = fs_type == FUSE_SUPER_MAGIC
-                && mount.is_some_and(|t| t.starts_with("fuse.mfs") || t == "fuse.moosefs");
+            p.stat_with_readdir =
+                fs_type == FUSE_SUPER_MAGIC && mount.as_deref().is_some_and(is_moosefs);
         }
         let Ok(s) = Scratch::new(dir) else {
             return p;
