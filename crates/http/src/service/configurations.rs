@@ -1,0 +1,311 @@
+//! Bucket configurations: versioning and policy, and those s3hpc keeps none of, answered as AWS answers a bucket without them.
+
+use super::{run, Engine};
+use s3s::dto::*;
+use s3s::{s3_error, S3Request, S3Response, S3Result};
+
+/// AWS's 404 for a bucket configuration that was never set.
+fn not_configured(code: &str, bucket: &str, what: &str) -> s3s::S3Error {
+    let Ok(code) = code.parse::<s3s::S3ErrorCode>();
+    let mut e = s3s::S3Error::with_message(
+        code,
+        format!(
+            "bucket {bucket:?} has no {what}: s3hpc does not keep bucket configurations \
+             beyond what its server is started with"
+        ),
+    );
+    e.set_status_code(hyper::StatusCode::NOT_FOUND);
+    e
+}
+
+pub(super) async fn get_bucket_versioning(
+    engine: &Engine,
+    req: S3Request<GetBucketVersioningInput>,
+) -> S3Result<S3Response<GetBucketVersioningOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    // Never versioned: an empty VersioningConfiguration, as S3 answers
+    // for a bucket whose versioning was never enabled.
+    Ok(S3Response::new(GetBucketVersioningOutput::default()))
+}
+
+pub(super) async fn put_bucket_versioning(
+    engine: &Engine,
+    req: S3Request<PutBucketVersioningInput>,
+) -> S3Result<S3Response<PutBucketVersioningOutput>> {
+    let i = req.input;
+    run(|| engine.store.head_bucket(&i.bucket))?;
+    let c = i.versioning_configuration;
+    if c.mfa_delete
+        .as_ref()
+        .is_some_and(|m| m.as_str() == MFADelete::ENABLED)
+    {
+        return Err(s3_error!(
+            NotImplemented,
+            "MFA delete is not supported: s3hpc keeps no versions to protect"
+        ));
+    }
+    match c.status.as_ref().map(|s| s.as_str()) {
+        // Suspending versioning on a bucket that never had it changes nothing.
+        None | Some(BucketVersioningStatus::SUSPENDED) => {
+            Ok(S3Response::new(PutBucketVersioningOutput::default()))
+        }
+        Some(other) => Err(s3_error!(
+            NotImplemented,
+            "versioning ({other}) is not supported: s3hpc stores each key as one file and \
+             keeps only its latest version; GetBucketVersioning answers unversioned, and \
+             Suspended is accepted as it changes nothing"
+        )),
+    }
+}
+
+pub(super) async fn get_bucket_policy(
+    engine: &Engine,
+    req: S3Request<GetBucketPolicyInput>,
+) -> S3Result<S3Response<GetBucketPolicyOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(s3_error!(
+        NoSuchBucketPolicy,
+        "bucket {:?} has no policy: s3hpc does not model bucket policies (access is \
+         decided by the server's credentials)",
+        req.input.bucket
+    ))
+}
+
+pub(super) async fn put_bucket_policy(
+    engine: &Engine,
+    req: S3Request<PutBucketPolicyInput>,
+) -> S3Result<S3Response<PutBucketPolicyOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(s3_error!(
+        NotImplemented,
+        "bucket policies are not supported: s3hpc does not model them; access is decided \
+         by the server's credentials and the file system's permissions"
+    ))
+}
+
+pub(super) async fn delete_bucket_policy(
+    engine: &Engine,
+    req: S3Request<DeleteBucketPolicyInput>,
+) -> S3Result<S3Response<DeleteBucketPolicyOutput>> {
+    // There is never a policy to delete: success, as S3 answers then.
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::with_status(
+        DeleteBucketPolicyOutput::default(),
+        hyper::StatusCode::NO_CONTENT,
+    ))
+}
+
+// Bucket configurations s3hpc has none of: the Get calls tools make
+// when reading a bucket (Terraform's provider, the console, s3-tests)
+// answer exactly as AWS does for a bucket without that configuration,
+// and the Deletes succeed, as there is nothing to delete.
+pub(super) async fn get_bucket_cors(
+    engine: &Engine,
+    req: S3Request<GetBucketCorsInput>,
+) -> S3Result<S3Response<GetBucketCorsOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(not_configured(
+        "NoSuchCORSConfiguration",
+        &req.input.bucket,
+        "CORS configuration",
+    ))
+}
+
+pub(super) async fn get_bucket_lifecycle_configuration(
+    engine: &Engine,
+    req: S3Request<GetBucketLifecycleConfigurationInput>,
+) -> S3Result<S3Response<GetBucketLifecycleConfigurationOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(not_configured(
+        "NoSuchLifecycleConfiguration",
+        &req.input.bucket,
+        "lifecycle configuration",
+    ))
+}
+
+pub(super) async fn get_bucket_tagging(
+    engine: &Engine,
+    req: S3Request<GetBucketTaggingInput>,
+) -> S3Result<S3Response<GetBucketTaggingOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(not_configured("NoSuchTagSet", &req.input.bucket, "tag set"))
+}
+
+pub(super) async fn get_bucket_encryption(
+    engine: &Engine,
+    req: S3Request<GetBucketEncryptionInput>,
+) -> S3Result<S3Response<GetBucketEncryptionOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(not_configured(
+        "ServerSideEncryptionConfigurationNotFoundError",
+        &req.input.bucket,
+        "server-side encryption configuration",
+    ))
+}
+
+pub(super) async fn get_bucket_website(
+    engine: &Engine,
+    req: S3Request<GetBucketWebsiteInput>,
+) -> S3Result<S3Response<GetBucketWebsiteOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(not_configured(
+        "NoSuchWebsiteConfiguration",
+        &req.input.bucket,
+        "website configuration",
+    ))
+}
+
+pub(super) async fn get_bucket_replication(
+    engine: &Engine,
+    req: S3Request<GetBucketReplicationInput>,
+) -> S3Result<S3Response<GetBucketReplicationOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(not_configured(
+        "ReplicationConfigurationNotFoundError",
+        &req.input.bucket,
+        "replication configuration",
+    ))
+}
+
+pub(super) async fn get_object_lock_configuration(
+    engine: &Engine,
+    req: S3Request<GetObjectLockConfigurationInput>,
+) -> S3Result<S3Response<GetObjectLockConfigurationOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(not_configured(
+        "ObjectLockConfigurationNotFoundError",
+        &req.input.bucket,
+        "object lock configuration",
+    ))
+}
+
+pub(super) async fn get_public_access_block(
+    engine: &Engine,
+    req: S3Request<GetPublicAccessBlockInput>,
+) -> S3Result<S3Response<GetPublicAccessBlockOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(not_configured(
+        "NoSuchPublicAccessBlockConfiguration",
+        &req.input.bucket,
+        "public access block configuration",
+    ))
+}
+
+pub(super) async fn get_bucket_logging(
+    engine: &Engine,
+    req: S3Request<GetBucketLoggingInput>,
+) -> S3Result<S3Response<GetBucketLoggingOutput>> {
+    // Never configured (logging is off): the empty answer.
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::new(GetBucketLoggingOutput::default()))
+}
+
+pub(super) async fn get_bucket_accelerate_configuration(
+    engine: &Engine,
+    req: S3Request<GetBucketAccelerateConfigurationInput>,
+) -> S3Result<S3Response<GetBucketAccelerateConfigurationOutput>> {
+    // Never configured (transfer acceleration was never configured): the empty answer.
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::new(
+        GetBucketAccelerateConfigurationOutput::default(),
+    ))
+}
+
+pub(super) async fn get_bucket_notification_configuration(
+    engine: &Engine,
+    req: S3Request<GetBucketNotificationConfigurationInput>,
+) -> S3Result<S3Response<GetBucketNotificationConfigurationOutput>> {
+    // Never configured (no notifications): the empty answer.
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::new(
+        GetBucketNotificationConfigurationOutput::default(),
+    ))
+}
+
+pub(super) async fn get_bucket_request_payment(
+    engine: &Engine,
+    req: S3Request<GetBucketRequestPaymentInput>,
+) -> S3Result<S3Response<GetBucketRequestPaymentOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::new(GetBucketRequestPaymentOutput {
+        payer: Some(Payer::from_static(Payer::BUCKET_OWNER)),
+    }))
+}
+
+pub(super) async fn get_bucket_policy_status(
+    engine: &Engine,
+    req: S3Request<GetBucketPolicyStatusInput>,
+) -> S3Result<S3Response<GetBucketPolicyStatusOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Err(not_configured(
+        "NoSuchBucketPolicy",
+        &req.input.bucket,
+        "policy",
+    ))
+}
+
+pub(super) async fn delete_bucket_cors(
+    engine: &Engine,
+    req: S3Request<DeleteBucketCorsInput>,
+) -> S3Result<S3Response<DeleteBucketCorsOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::with_status(
+        DeleteBucketCorsOutput::default(),
+        hyper::StatusCode::NO_CONTENT,
+    ))
+}
+
+pub(super) async fn delete_bucket_lifecycle(
+    engine: &Engine,
+    req: S3Request<DeleteBucketLifecycleInput>,
+) -> S3Result<S3Response<DeleteBucketLifecycleOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::with_status(
+        DeleteBucketLifecycleOutput::default(),
+        hyper::StatusCode::NO_CONTENT,
+    ))
+}
+
+pub(super) async fn delete_bucket_tagging(
+    engine: &Engine,
+    req: S3Request<DeleteBucketTaggingInput>,
+) -> S3Result<S3Response<DeleteBucketTaggingOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::with_status(
+        DeleteBucketTaggingOutput::default(),
+        hyper::StatusCode::NO_CONTENT,
+    ))
+}
+
+pub(super) async fn delete_bucket_encryption(
+    engine: &Engine,
+    req: S3Request<DeleteBucketEncryptionInput>,
+) -> S3Result<S3Response<DeleteBucketEncryptionOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::with_status(
+        DeleteBucketEncryptionOutput::default(),
+        hyper::StatusCode::NO_CONTENT,
+    ))
+}
+
+pub(super) async fn delete_public_access_block(
+    engine: &Engine,
+    req: S3Request<DeletePublicAccessBlockInput>,
+) -> S3Result<S3Response<DeletePublicAccessBlockOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::with_status(
+        DeletePublicAccessBlockOutput::default(),
+        hyper::StatusCode::NO_CONTENT,
+    ))
+}
+
+pub(super) async fn delete_bucket_website(
+    engine: &Engine,
+    req: S3Request<DeleteBucketWebsiteInput>,
+) -> S3Result<S3Response<DeleteBucketWebsiteOutput>> {
+    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    Ok(S3Response::with_status(
+        DeleteBucketWebsiteOutput::default(),
+        hyper::StatusCode::NO_CONTENT,
+    ))
+}

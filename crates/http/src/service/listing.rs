@@ -1,0 +1,221 @@
+//! Listings: ListObjects (v1 and v2) and ListObjectVersions, and how a page of the engine becomes S3's answer (encoding, markers).
+
+use super::{run, Engine};
+use crate::acl;
+use crate::convert;
+use s3hpc_store::ListRequest;
+use s3s::dto::*;
+use s3s::{s3_error, S3Request, S3Response, S3Result};
+
+fn max_keys(n: Option<i32>) -> S3Result<usize> {
+    match n {
+        None => Ok(1000),
+        Some(n) if n < 0 => Err(s3_error!(InvalidArgument, "max-keys must not be negative")),
+        Some(n) => Ok(n as usize),
+    }
+}
+
+pub(super) fn object(info: s3hpc_store::ObjectInfo, encode: bool) -> Object {
+    Object {
+        key: Some(if encode {
+            s3hpc_store::url_encode(&info.key)
+        } else {
+            info.key
+        }),
+        size: Some(info.size as i64),
+        e_tag: Some(convert::etag(&info.etag)),
+        last_modified: Some(convert::timestamp(info.last_modified)),
+        storage_class: Some(ObjectStorageClass::from_static(
+            ObjectStorageClass::STANDARD,
+        )),
+        ..Default::default()
+    }
+}
+
+/// Keys and prefixes of a listing, encoded if the client asked for it.
+struct Listed {
+    contents: Vec<Object>,
+    prefixes: Vec<CommonPrefix>,
+    last_name: Option<String>,
+}
+
+fn listed(page: s3hpc_store::ListPage, encoding: Option<&EncodingType>) -> S3Result<Listed> {
+    let encode = match encoding.map(|e| e.as_str()) {
+        None => false,
+        Some(EncodingType::URL) => true,
+        Some(other) => {
+            return Err(s3_error!(
+                InvalidArgument,
+                "encoding-type {other:?} is not supported: use url"
+            ))
+        }
+    };
+    let enc = |s: String| {
+        if encode {
+            s3hpc_store::url_encode(&s)
+        } else {
+            s
+        }
+    };
+    // v1's NextMarker: the greatest key or prefix on the page.
+    let last_name = page
+        .objects
+        .last()
+        .map(|o| o.key.clone())
+        .into_iter()
+        .chain(page.common_prefixes.last().cloned())
+        .max();
+    Ok(Listed {
+        contents: page
+            .objects
+            .into_iter()
+            .map(|o| object(o, encode))
+            .collect(),
+        prefixes: page
+            .common_prefixes
+            .into_iter()
+            .map(|p| CommonPrefix {
+                prefix: Some(enc(p)),
+            })
+            .collect(),
+        last_name: last_name.map(enc),
+    })
+}
+
+fn encode_opt(s: Option<String>, encoding: Option<&EncodingType>) -> Option<String> {
+    match encoding {
+        Some(_) => s.map(|s| s3hpc_store::url_encode(&s)),
+        None => s,
+    }
+}
+
+pub(super) async fn list_objects(
+    engine: &Engine,
+    req: S3Request<ListObjectsInput>,
+) -> S3Result<S3Response<ListObjectsOutput>> {
+    let i = req.input;
+    let max = max_keys(i.max_keys)?;
+    let request = ListRequest {
+        prefix: i.prefix.clone().unwrap_or_default(),
+        delimiter: i.delimiter.clone().filter(|d| !d.is_empty()),
+        start_after: i.marker.clone().filter(|m| !m.is_empty()),
+        continuation_token: None,
+        max_keys: max,
+    };
+    let page = if max == 0 {
+        Default::default()
+    } else {
+        run(|| engine.store.list_objects(&i.bucket, &request))?
+    };
+    let truncated = page.is_truncated;
+    let l = listed(page, i.encoding_type.as_ref())?;
+    let enc = i.encoding_type.as_ref();
+    Ok(S3Response::new(ListObjectsOutput {
+        name: Some(i.bucket),
+        prefix: Some(encode_opt(i.prefix, enc).unwrap_or_default()),
+        marker: Some(encode_opt(i.marker, enc).unwrap_or_default()),
+        delimiter: encode_opt(i.delimiter, enc),
+        max_keys: Some(max.min(1000) as i32),
+        is_truncated: Some(truncated),
+        next_marker: if truncated { l.last_name } else { None },
+        contents: Some(l.contents),
+        common_prefixes: Some(l.prefixes),
+        encoding_type: i.encoding_type,
+        ..Default::default()
+    }))
+}
+
+pub(super) async fn list_objects_v2(
+    engine: &Engine,
+    req: S3Request<ListObjectsV2Input>,
+) -> S3Result<S3Response<ListObjectsV2Output>> {
+    let i = req.input;
+    let max = max_keys(i.max_keys)?;
+    let request = ListRequest {
+        prefix: i.prefix.clone().unwrap_or_default(),
+        delimiter: i.delimiter.clone().filter(|d| !d.is_empty()),
+        start_after: i.start_after.clone().filter(|m| !m.is_empty()),
+        continuation_token: i.continuation_token.clone().filter(|t| !t.is_empty()),
+        max_keys: max,
+    };
+    let page = if max == 0 {
+        Default::default()
+    } else {
+        run(|| engine.store.list_objects(&i.bucket, &request))?
+    };
+    let truncated = page.is_truncated;
+    let next = page.next_token.clone().filter(|_| truncated);
+    let l = listed(page, i.encoding_type.as_ref())?;
+    let enc = i.encoding_type.as_ref();
+    Ok(S3Response::new(ListObjectsV2Output {
+        name: Some(i.bucket),
+        prefix: Some(encode_opt(i.prefix, enc).unwrap_or_default()),
+        delimiter: encode_opt(i.delimiter, enc),
+        start_after: encode_opt(i.start_after, enc),
+        max_keys: Some(max.min(1000) as i32),
+        key_count: Some((l.contents.len() + l.prefixes.len()) as i32),
+        continuation_token: i.continuation_token,
+        next_continuation_token: next,
+        is_truncated: Some(truncated),
+        contents: Some(l.contents),
+        common_prefixes: Some(l.prefixes),
+        encoding_type: i.encoding_type,
+        ..Default::default()
+    }))
+}
+
+pub(super) async fn list_object_versions(
+    engine: &Engine,
+    req: S3Request<ListObjectVersionsInput>,
+) -> S3Result<S3Response<ListObjectVersionsOutput>> {
+    let i = req.input;
+    let max = max_keys(i.max_keys)?;
+    let request = ListRequest {
+        prefix: i.prefix.clone().unwrap_or_default(),
+        delimiter: i.delimiter.clone().filter(|d| !d.is_empty()),
+        start_after: i.key_marker.clone().filter(|m| !m.is_empty()),
+        continuation_token: None,
+        max_keys: max,
+    };
+    let page = if max == 0 {
+        Default::default()
+    } else {
+        run(|| engine.store.list_objects(&i.bucket, &request))?
+    };
+    let truncated = page.is_truncated;
+    let l = listed(page, i.encoding_type.as_ref())?;
+    let enc = i.encoding_type.as_ref();
+    // Every object is its only version: id "null", the latest.
+    let versions = l
+        .contents
+        .into_iter()
+        .map(|o| ObjectVersion {
+            e_tag: o.e_tag,
+            is_latest: Some(true),
+            key: o.key,
+            last_modified: o.last_modified,
+            owner: Some(acl::owner()),
+            size: o.size,
+            storage_class: Some(ObjectVersionStorageClass::from_static(
+                ObjectVersionStorageClass::STANDARD,
+            )),
+            version_id: Some("null".into()),
+            ..Default::default()
+        })
+        .collect();
+    Ok(S3Response::new(ListObjectVersionsOutput {
+        name: Some(i.bucket),
+        prefix: Some(encode_opt(i.prefix, enc).unwrap_or_default()),
+        key_marker: Some(encode_opt(i.key_marker, enc).unwrap_or_default()),
+        version_id_marker: Some(i.version_id_marker.unwrap_or_default()),
+        delimiter: encode_opt(i.delimiter, enc),
+        max_keys: Some(max.min(1000) as i32),
+        is_truncated: Some(truncated),
+        next_key_marker: if truncated { l.last_name } else { None },
+        next_version_id_marker: truncated.then(|| "null".into()),
+        versions: Some(versions),
+        common_prefixes: Some(l.prefixes),
+        encoding_type: i.encoding_type,
+        ..Default::default()
+    }))
+}

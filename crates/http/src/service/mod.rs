@@ -1,0 +1,233 @@
+//! The S3 operations over the engine. s3s has parsed, authenticated and
+//! validated the request; each method maps it onto `Store` calls and the
+//! result back. File-system calls run on the blocking side of tokio.
+//!
+//! One module per S3 concern (as Garage's `api/s3` does); this file holds
+//! what they share and the table that routes each `S3` trait method to its
+//! module, so that an operation has exactly one home.
+
+mod acls;
+mod buckets;
+mod configurations;
+mod copy;
+mod listing;
+mod multipart;
+mod objects;
+mod tagging;
+
+use crate::body::{self, BodyFault, ChannelReader, Decoded, Framing, Incoming};
+use crate::convert::s3_error;
+use crate::gather::BufferPool;
+use crate::write_gate::WriteGate;
+use base64::Engine as _;
+use s3hpc_store::{PutBody, Store};
+use s3s::dto::*;
+use s3s::stream::ByteStream as _;
+use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
+use std::sync::Arc;
+
+pub(crate) struct Engine {
+    pub store: Arc<Store>,
+    pub writes: WriteGate,
+    pub buffers: BufferPool,
+}
+
+/// Runs a short file-system call (a stat, an unlink, an open, one chunk
+/// of data) right here on the async worker. Any hand-off costs more than
+/// the call: `block_in_place` moves the worker's scheduler to another thread
+/// every time, which was a quarter of the server's CPU time per request
+/// (futex wake-ups, context switches; docs/benchmarks.md). The price is
+/// nginx's: a file system that stalls holds up this worker's other
+/// connections meanwhile. Writes ([`WriteGate`]) leave the worker when the
+/// file system is slow; long calls (streamed bodies, multipart assembly,
+/// batch deletes) always do.
+pub(super) fn run<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
+    f().map_err(s3_error)
+}
+
+/// Runs a long call (multipart assembly, UploadPartCopy) on this thread
+/// after handing the worker's other tasks to another one. Not on tokio's
+/// blocking pool: the engine caches directory handles per thread, and a
+/// pool thread that had not seen the upload's directories opened them
+/// again (4-5 opens more per multipart upload than in-process).
+pub(super) fn run_long<T>(f: impl FnOnce() -> s3hpc_store::Result<T>) -> S3Result<T> {
+    tokio::task::block_in_place(f).map_err(s3_error)
+}
+
+pub(super) fn content_md5(b64: Option<&str>) -> S3Result<Option<[u8; 16]>> {
+    let Some(b64) = b64 else { return Ok(None) };
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()
+        .and_then(|v| <[u8; 16]>::try_from(v).ok())
+        .ok_or_else(|| {
+            s3_error!(
+                InvalidDigest,
+                "Content-MD5 must be the base64 of a 16-byte MD5 digest"
+            )
+        })?;
+    Ok(Some(raw))
+}
+
+/// Whether GET/HEAD should return the stored checksum.
+pub(super) fn checksum_mode(mode: Option<&ChecksumMode>) -> bool {
+    mode.is_some_and(|m| m.as_str().eq_ignore_ascii_case(ChecksumMode::ENABLED))
+}
+
+/// Receives a PUT body and hands it to `write`: from memory when it fits in
+/// one chunk or can be gathered (where `WriteGate` says), else on a
+/// blocking thread through a bounded channel while the rest arrives. The
+/// body is decoded as `framing` says (aws-chunked, its decoded length, its
+/// trailer checksum) on the way. A body that fails midway (client gone,
+/// broken framing, wrong length) fails the write, and so does a wrong
+/// checksum or Content-MD5 (the engine compares before it publishes), so
+/// the engine keeps nothing of it.
+async fn with_body<T, F>(
+    engine: &Engine,
+    body: Option<StreamingBlob>,
+    framing: Framing,
+    write: F,
+) -> S3Result<T>
+where
+    T: Send + 'static,
+    F: for<'a> FnOnce(PutBody<'a>) -> s3hpc_store::Result<T> + Send + 'static,
+{
+    let Some(body) = body else {
+        if framing.decoder.is_some() || framing.decoded_len.is_some_and(|n| n > 0) {
+            return Err(s3_error!(
+                IncompleteBody,
+                "the aws-chunked body is empty: not even its final chunk arrived"
+            ));
+        }
+        return engine.write_whole(&[], write);
+    };
+    let len = match framing.decoded_len {
+        Some(n) => Some(n),
+        None if framing.decoder.is_some() => None,
+        None => body.remaining_length().exact().map(|n| n as u64),
+    };
+    let body = Decoded::new(body, framing);
+    let len = len.and_then(|n| usize::try_from(n).ok());
+    let incoming = body::receive(body, len, &engine.buffers).await?;
+    match incoming {
+        Incoming::Whole(bytes) => engine.write_whole(&bytes, write),
+        Incoming::Gathered(pooled) => engine.write_whole(&pooled.buf, write),
+        Incoming::Partial { head, rest } => {
+            let (tx, rx) = body::channel();
+            let fault = Arc::new(BodyFault::default());
+            let mut reader = ChannelReader::new(head, rx, fault.clone());
+            let pump = tokio::spawn(body::pump(rest, tx));
+            let written = tokio::task::spawn_blocking(move || {
+                write(PutBody::Stream {
+                    reader: &mut reader,
+                    len: None,
+                })
+            })
+            .await;
+            pump.abort();
+            match written {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(e)) => Err(fault.take().unwrap_or_else(|| s3_error(e))),
+                Err(e) => Err(s3s::S3Error::internal_error(e)),
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Writes a body that is all in memory, where the write gate says.
+    fn write_whole<T>(
+        &self,
+        bytes: &[u8],
+        write: impl FnOnce(PutBody<'_>) -> s3hpc_store::Result<T>,
+    ) -> S3Result<T> {
+        self.writes
+            .run(|| write(PutBody::Bytes(bytes)))
+            .map_err(s3_error)
+    }
+}
+
+pub(super) const NO_VERSIONS: &str =
+    "s3hpc keeps one version of each object, whose version id is \"null\"; \
+                           versioning is not supported";
+
+/// A `versionId` may only name the one version there is.
+pub(super) fn null_version(v: Option<&str>) -> S3Result<()> {
+    match v {
+        None | Some("null") | Some("") => Ok(()),
+        Some(v) => Err(s3_error!(NoSuchVersion, "no version {v:?}: {NO_VERSIONS}")),
+    }
+}
+
+/// Routes each `S3` method to the module that serves it, one line per
+/// operation: `module::operation(Input) -> Output;`.
+macro_rules! route {
+    ($($module:ident::$op:ident($input:ident) -> $output:ident;)*) => {
+        #[async_trait::async_trait]
+        impl S3 for Engine {
+            $(
+                async fn $op(&self, req: S3Request<$input>) -> S3Result<S3Response<$output>> {
+                    $module::$op(self, req).await
+                }
+            )*
+        }
+    };
+}
+
+route! {
+    buckets::list_buckets(ListBucketsInput) -> ListBucketsOutput;
+    buckets::create_bucket(CreateBucketInput) -> CreateBucketOutput;
+    buckets::delete_bucket(DeleteBucketInput) -> DeleteBucketOutput;
+    buckets::head_bucket(HeadBucketInput) -> HeadBucketOutput;
+    buckets::get_bucket_location(GetBucketLocationInput) -> GetBucketLocationOutput;
+    listing::list_objects(ListObjectsInput) -> ListObjectsOutput;
+    listing::list_objects_v2(ListObjectsV2Input) -> ListObjectsV2Output;
+    listing::list_object_versions(ListObjectVersionsInput) -> ListObjectVersionsOutput;
+    objects::put_object(PutObjectInput) -> PutObjectOutput;
+    objects::get_object(GetObjectInput) -> GetObjectOutput;
+    objects::head_object(HeadObjectInput) -> HeadObjectOutput;
+    objects::delete_object(DeleteObjectInput) -> DeleteObjectOutput;
+    objects::delete_objects(DeleteObjectsInput) -> DeleteObjectsOutput;
+    objects::get_object_attributes(GetObjectAttributesInput) -> GetObjectAttributesOutput;
+    tagging::get_object_tagging(GetObjectTaggingInput) -> GetObjectTaggingOutput;
+    tagging::put_object_tagging(PutObjectTaggingInput) -> PutObjectTaggingOutput;
+    tagging::delete_object_tagging(DeleteObjectTaggingInput) -> DeleteObjectTaggingOutput;
+    copy::copy_object(CopyObjectInput) -> CopyObjectOutput;
+    copy::upload_part_copy(UploadPartCopyInput) -> UploadPartCopyOutput;
+    multipart::create_multipart_upload(CreateMultipartUploadInput) -> CreateMultipartUploadOutput;
+    multipart::upload_part(UploadPartInput) -> UploadPartOutput;
+    multipart::complete_multipart_upload(CompleteMultipartUploadInput) -> CompleteMultipartUploadOutput;
+    multipart::abort_multipart_upload(AbortMultipartUploadInput) -> AbortMultipartUploadOutput;
+    multipart::list_parts(ListPartsInput) -> ListPartsOutput;
+    multipart::list_multipart_uploads(ListMultipartUploadsInput) -> ListMultipartUploadsOutput;
+    acls::get_bucket_acl(GetBucketAclInput) -> GetBucketAclOutput;
+    acls::put_bucket_acl(PutBucketAclInput) -> PutBucketAclOutput;
+    acls::get_object_acl(GetObjectAclInput) -> GetObjectAclOutput;
+    acls::put_object_acl(PutObjectAclInput) -> PutObjectAclOutput;
+    acls::get_bucket_ownership_controls(GetBucketOwnershipControlsInput) -> GetBucketOwnershipControlsOutput;
+    acls::put_bucket_ownership_controls(PutBucketOwnershipControlsInput) -> PutBucketOwnershipControlsOutput;
+    configurations::get_bucket_versioning(GetBucketVersioningInput) -> GetBucketVersioningOutput;
+    configurations::put_bucket_versioning(PutBucketVersioningInput) -> PutBucketVersioningOutput;
+    configurations::get_bucket_policy(GetBucketPolicyInput) -> GetBucketPolicyOutput;
+    configurations::put_bucket_policy(PutBucketPolicyInput) -> PutBucketPolicyOutput;
+    configurations::delete_bucket_policy(DeleteBucketPolicyInput) -> DeleteBucketPolicyOutput;
+    configurations::get_bucket_cors(GetBucketCorsInput) -> GetBucketCorsOutput;
+    configurations::get_bucket_lifecycle_configuration(GetBucketLifecycleConfigurationInput) -> GetBucketLifecycleConfigurationOutput;
+    configurations::get_bucket_tagging(GetBucketTaggingInput) -> GetBucketTaggingOutput;
+    configurations::get_bucket_encryption(GetBucketEncryptionInput) -> GetBucketEncryptionOutput;
+    configurations::get_bucket_website(GetBucketWebsiteInput) -> GetBucketWebsiteOutput;
+    configurations::get_bucket_replication(GetBucketReplicationInput) -> GetBucketReplicationOutput;
+    configurations::get_object_lock_configuration(GetObjectLockConfigurationInput) -> GetObjectLockConfigurationOutput;
+    configurations::get_public_access_block(GetPublicAccessBlockInput) -> GetPublicAccessBlockOutput;
+    configurations::get_bucket_logging(GetBucketLoggingInput) -> GetBucketLoggingOutput;
+    configurations::get_bucket_accelerate_configuration(GetBucketAccelerateConfigurationInput) -> GetBucketAccelerateConfigurationOutput;
+    configurations::get_bucket_notification_configuration(GetBucketNotificationConfigurationInput) -> GetBucketNotificationConfigurationOutput;
+    configurations::get_bucket_request_payment(GetBucketRequestPaymentInput) -> GetBucketRequestPaymentOutput;
+    configurations::get_bucket_policy_status(GetBucketPolicyStatusInput) -> GetBucketPolicyStatusOutput;
+    configurations::delete_bucket_cors(DeleteBucketCorsInput) -> DeleteBucketCorsOutput;
+    configurations::delete_bucket_lifecycle(DeleteBucketLifecycleInput) -> DeleteBucketLifecycleOutput;
+    configurations::delete_bucket_tagging(DeleteBucketTaggingInput) -> DeleteBucketTaggingOutput;
+    configurations::delete_bucket_encryption(DeleteBucketEncryptionInput) -> DeleteBucketEncryptionOutput;
+    configurations::delete_public_access_block(DeletePublicAccessBlockInput) -> DeletePublicAccessBlockOutput;
+    configurations::delete_bucket_website(DeleteBucketWebsiteInput) -> DeleteBucketWebsiteOutput;
+}

@@ -1,0 +1,236 @@
+//! Objects: PUT, GET, HEAD, DELETE (one and many), GetObjectAttributes.
+
+use super::{checksum_mode, content_md5, null_version, run, with_body, Engine, NO_VERSIONS};
+use crate::acl;
+use crate::body::GetStream;
+use crate::checksums::{body_checks, known_value, set_checksum};
+use crate::convert::{self, s3_error};
+use crate::error_header::KernelCopiesBodies;
+use s3hpc_store::ChecksumType;
+use s3s::dto::*;
+use s3s::{S3Request, S3Response, S3Result};
+
+pub(super) async fn put_object(
+    engine: &Engine,
+    req: S3Request<PutObjectInput>,
+) -> S3Result<S3Response<PutObjectOutput>> {
+    let (framing, checksum) = body_checks(&req.headers, req.trailing_headers)?;
+    let i = req.input;
+    acl::check_object_canned(i.acl.as_ref())?;
+    let mut opts = convert::put_options(i.content_type, i.metadata);
+    opts.content_md5 = content_md5(i.content_md5.as_deref())?;
+    opts.checksum = checksum.clone();
+    opts.tags = convert::tagging_header(i.tagging.as_deref())?;
+    opts.condition = convert::write_condition(i.if_match.as_ref(), i.if_none_match.as_ref())?;
+    let store = engine.store.clone();
+    let (bucket, key) = (i.bucket, i.key);
+    let etag = with_body(engine, i.body, framing, move |body| {
+        store.put_object(&bucket, &key, body, &opts)
+    })
+    .await?;
+    let mut out = PutObjectOutput {
+        e_tag: Some(convert::etag(&etag)),
+        ..Default::default()
+    };
+    set_checksum!(out, checksum.as_ref().and_then(known_value));
+    Ok(S3Response::new(out))
+}
+
+pub(super) async fn get_object(
+    engine: &Engine,
+    req: S3Request<GetObjectInput>,
+) -> S3Result<S3Response<GetObjectOutput>> {
+    let i = req.input;
+    null_version(i.version_id.as_deref())?;
+    let range = i.range.map(convert::range);
+    let with_checksum = checksum_mode(i.checksum_mode.as_ref()) && range.is_none();
+    let (info, offset, length, stream) = run(|| {
+        let got = engine.store.get_object(&i.bucket, &i.key, range)?;
+        let (info, offset, length) = (got.info, got.offset, got.length);
+        Ok((info, offset, length, got.body))
+    })?;
+    convert::check_preconditions(
+        &info,
+        i.if_match.as_ref(),
+        i.if_none_match.as_ref(),
+        i.if_modified_since.as_ref(),
+        i.if_unmodified_since.as_ref(),
+    )?;
+    // Never on FUSE: when another node has replaced the file, GlusterFS
+    // answers each FUSE read with ENOENT and the kernel retries a
+    // MAP_POPULATE fault without end; the thread hung and SIGTERM never
+    // finished (issue 16). A read fails instead.
+    let may_map =
+        req.extensions.get::<KernelCopiesBodies>().is_some() && !engine.store.profile().fuse;
+    let stream = GetStream::start(stream, offset, length, may_map)
+        .map_err(|e| s3_error(s3hpc_store::S3Error::from_io(&e, &info.key)))?;
+    let content_range = range.map(|_| {
+        format!(
+            "bytes {offset}-{}/{}",
+            (offset + length).saturating_sub(1),
+            info.size
+        )
+    });
+    let mut out = GetObjectOutput {
+        body: Some(StreamingBlob::wrap(stream)),
+        content_length: Some(length as i64),
+        content_range,
+        accept_ranges: Some("bytes".into()),
+        e_tag: Some(convert::etag(&info.etag)),
+        last_modified: Some(convert::timestamp(info.last_modified)),
+        metadata: convert::metadata(&info),
+        tag_count: (info.tag_count > 0).then_some(info.tag_count as i32),
+        ..Default::default()
+    };
+    if with_checksum {
+        set_checksum!(out, info.checksum);
+    }
+    out.content_type = info.content_type;
+    Ok(S3Response::new(out))
+}
+
+pub(super) async fn head_object(
+    engine: &Engine,
+    req: S3Request<HeadObjectInput>,
+) -> S3Result<S3Response<HeadObjectOutput>> {
+    let i = req.input;
+    null_version(i.version_id.as_deref())?;
+    let info = run(|| engine.store.head_object(&i.bucket, &i.key))?;
+    convert::check_preconditions(
+        &info,
+        i.if_match.as_ref(),
+        i.if_none_match.as_ref(),
+        i.if_modified_since.as_ref(),
+        i.if_unmodified_since.as_ref(),
+    )?;
+    let tag_count = info.tag_count;
+    let mut out = HeadObjectOutput {
+        content_length: Some(info.size as i64),
+        accept_ranges: Some("bytes".into()),
+        e_tag: Some(convert::etag(&info.etag)),
+        last_modified: Some(convert::timestamp(info.last_modified)),
+        metadata: convert::metadata(&info),
+        ..Default::default()
+    };
+    if checksum_mode(i.checksum_mode.as_ref()) {
+        set_checksum!(out, info.checksum);
+    }
+    out.content_type = info.content_type;
+    let mut resp = S3Response::new(out);
+    // HeadObjectOutput has no field for it; GET's header, as tools expect.
+    if tag_count > 0 {
+        resp.headers.insert(
+            "x-amz-tagging-count",
+            hyper::header::HeaderValue::from(tag_count),
+        );
+    }
+    Ok(resp)
+}
+
+pub(super) async fn delete_object(
+    engine: &Engine,
+    req: S3Request<DeleteObjectInput>,
+) -> S3Result<S3Response<DeleteObjectOutput>> {
+    null_version(req.input.version_id.as_deref())?;
+    run(|| {
+        engine
+            .store
+            .delete_object(&req.input.bucket, &req.input.key)
+    })?;
+    Ok(S3Response::new(DeleteObjectOutput::default()))
+}
+
+pub(super) async fn delete_objects(
+    engine: &Engine,
+    req: S3Request<DeleteObjectsInput>,
+) -> S3Result<S3Response<DeleteObjectsOutput>> {
+    let i = req.input;
+    run(|| engine.store.head_bucket(&i.bucket))?;
+    let quiet = i.delete.quiet.unwrap_or(false);
+    let (mut deleted, mut errors) = (Vec::new(), Vec::new());
+    tokio::task::block_in_place(|| {
+        for o in i.delete.objects {
+            let result = match null_version(o.version_id.as_deref()) {
+                Ok(()) => engine.store.delete_object(&i.bucket, &o.key),
+                Err(_) => Err(s3hpc_store::S3Error::new(
+                    s3hpc_store::ErrorCode::InvalidArgument,
+                    NO_VERSIONS,
+                )),
+            };
+            match result {
+                Ok(()) if quiet => {}
+                Ok(()) => deleted.push(DeletedObject {
+                    key: Some(o.key),
+                    version_id: o.version_id,
+                    ..Default::default()
+                }),
+                Err(e) => errors.push(Error {
+                    code: Some(e.code.as_str().to_string()),
+                    message: Some(e.message),
+                    key: Some(o.key),
+                    version_id: None,
+                }),
+            }
+        }
+    });
+    Ok(S3Response::new(DeleteObjectsOutput {
+        deleted: Some(deleted),
+        errors: Some(errors),
+        ..Default::default()
+    }))
+}
+
+pub(super) async fn get_object_attributes(
+    engine: &Engine,
+    req: S3Request<GetObjectAttributesInput>,
+) -> S3Result<S3Response<GetObjectAttributesOutput>> {
+    let i = req.input;
+    let info = run(|| engine.store.head_object(&i.bucket, &i.key))?;
+    // One header, comma-separated (s3s may keep it as one item).
+    let want = |a: &str| {
+        i.object_attributes
+            .iter()
+            .flat_map(|x| x.as_str().split(','))
+            .any(|x| x.trim() == a)
+    };
+    let mut out = GetObjectAttributesOutput {
+        last_modified: Some(convert::timestamp(info.last_modified)),
+        ..Default::default()
+    };
+    if want(ObjectAttributes::ETAG) {
+        out.e_tag = Some(convert::etag(&info.etag));
+    }
+    if want(ObjectAttributes::OBJECT_SIZE) {
+        out.object_size = Some(info.size as i64);
+    }
+    if want(ObjectAttributes::STORAGE_CLASS) {
+        out.storage_class = Some(StorageClass::from_static(StorageClass::STANDARD));
+    }
+    if want(ObjectAttributes::CHECKSUM) {
+        if let Some(c) = &info.checksum {
+            let mut sum = Checksum::default();
+            // The attribute gives a composite value without its `-N`.
+            let mut c = c.clone();
+            if c.kind == ChecksumType::Composite {
+                c.value = c.value.split('-').next().unwrap_or_default().to_string();
+            }
+            set_checksum!(sum, Some(c));
+            out.checksum = Some(sum);
+        }
+    }
+    // A multipart object: its part count (from the ETag's `-N`); the
+    // parts themselves are not kept after completion.
+    let parts = convert::unquote(&info.etag)
+        .rsplit_once('-')
+        .and_then(|(_, n)| n.parse::<i32>().ok())
+        .filter(|_| info.checksum.is_some() || !info.etag.contains("-1\""));
+    if want(ObjectAttributes::OBJECT_PARTS) {
+        if let Some(n) = parts {
+            out.object_parts = Some(GetObjectAttributesParts {
+                total_parts_count: Some(n),
+                ..Default::default()
+            });
+        }
+    }
+    Ok(S3Response::new(out))
+}
