@@ -68,9 +68,10 @@ class Runs:
                 self.all.append(r)
                 size = r.get("object_size") if r["benchmark"] == "warp" else None
                 self.rows[(store, r["benchmark"], r["phase"], size, rep)] = r
-        # POSIX, then s3hpc, then the peers in the order they came up.
+        # POSIX, then s3hpc, then the peers in the order they came up,
+        # then the POSIX-over-S3 mounts.
         order = {"posix": 0, "s3hpc": 1}
-        self.stores.sort(key=lambda s: order.get(s, 2))
+        self.stores.sort(key=lambda s: order.get(s, 3 if "+" in s else 2))
         self.reps = sorted({k[4] for k in self.rows})
         self.sizes = sorted({k[3] for k in self.rows if k[3] is not None})
 
@@ -86,6 +87,11 @@ class Runs:
         b = self.per_rep(other, bench, phase, size, get)
         rs = [a[r] / b[r] for r in a if r in b and a[r] and b[r]]
         return median(rs)
+
+
+def is_peer(store):
+    """Another S3 store (not POSIX, s3hpc, nor a STORE+CLIENT mount)."""
+    return store not in ("posix", "s3hpc") and "+" not in store
 
 
 def value(r):
@@ -167,7 +173,7 @@ def io500(runs):
     head = ["phase", "unit"] + stores
     lines = [[ph, unit.get(ph, "")] + [fmt(runs.med(s, "io500", ph, None, value)) for s in stores]
              for ph in phases]
-    peers = [s for s in stores if s not in ("posix", "s3hpc")]
+    peers = [s for s in stores if is_peer(s)]
     rhead = ["phase"] + [f"{s} / POSIX" for s in stores if s != "posix"] + [f"s3hpc / {p}" for p in peers]
     rlines = [[ph] + [x(runs.ratio(s, "posix", "io500", ph, None, value)) for s in stores if s != "posix"]
               + [x(runs.ratio("s3hpc", p, "io500", ph, None, value)) for p in peers]
@@ -178,7 +184,7 @@ def io500(runs):
 def goals(runs):
     """The issue's speed goals, each with its numbers."""
     out = []
-    peers = [s for s in runs.stores if s not in ("posix", "s3hpc")]
+    peers = [s for s in runs.stores if is_peer(s)]
     if not peers:
         return out
     for size in runs.sizes:
