@@ -41,7 +41,12 @@ impl Rec {
 
     /// The threads' records `encode` wrote.
     pub fn decode(mut input: &[u8]) -> Option<Vec<Vec<Rec>>> {
-        let inp = &mut input;
+        Rec::decode_from(&mut input)
+    }
+
+    /// One block `encode` wrote, from the front of `inp` (several blocks
+    /// may follow one another).
+    pub fn decode_from(inp: &mut &[u8]) -> Option<Vec<Vec<Rec>>> {
         let threads = take_u64(inp)?;
         (0..threads)
             .map(|_| {
@@ -154,6 +159,32 @@ impl Analysis {
 
     /// The text report, in warp's layout.
     pub fn print(&self, out: &mut dyn Write, p: &WarpParams, ran: Duration) -> std::io::Result<()> {
+        self.print_ops(out, p, ran)?;
+        let secs = self.seconds();
+        let (ops, bytes, _) = self.total();
+        report_header(out, "Total", p, ran)?;
+        writeln!(
+            out,
+            " * Average: {:.2} MiB/s, {:.2} obj/s",
+            rate(bytes as f64 / MIB, secs),
+            rate(ops as f64, secs)
+        )?;
+        if let Some([fast, mid, slow]) = self.spread() {
+            writeln!(out, "Throughput, split into {} x 1s:", self.seconds.len())?;
+            for (name, (o, b)) in [("Fastest", fast), ("50% Median", mid), ("Slowest", slow)] {
+                writeln!(out, " * {name}: {:.1}MiB/s, {o:.2} obj/s", b as f64 / MIB)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The report of each op type (warp's `Report: GET ...` blocks).
+    pub fn print_ops(
+        &self,
+        out: &mut dyn Write,
+        p: &WarpParams,
+        ran: Duration,
+    ) -> std::io::Result<()> {
         let secs = self.seconds();
         let (ops, _, _) = self.total();
         for op in Op::ALL {
@@ -169,13 +200,7 @@ impl Analysis {
             } else {
                 String::new()
             };
-            writeln!(
-                out,
-                "Report: {}{share}. Concurrency: {}. Ran: {}",
-                op.name(),
-                p.concurrency,
-                fmt_ran(ran)
-            )?;
+            report_header(out, &format!("{}{share}", op.name()), p, ran)?;
             if s.bytes > 0 {
                 writeln!(
                     out,
@@ -218,25 +243,6 @@ impl Analysis {
             }
             writeln!(out)?;
         }
-        let (ops, bytes, _) = self.total();
-        writeln!(
-            out,
-            "Report: Total. Concurrency: {}. Ran: {}",
-            p.concurrency,
-            fmt_ran(ran)
-        )?;
-        writeln!(
-            out,
-            " * Average: {:.2} MiB/s, {:.2} obj/s",
-            rate(bytes as f64 / MIB, secs),
-            rate(ops as f64, secs)
-        )?;
-        if let Some([fast, mid, slow]) = self.spread() {
-            writeln!(out, "Throughput, split into {} x 1s:", self.seconds.len())?;
-            for (name, (o, b)) in [("Fastest", fast), ("50% Median", mid), ("Slowest", slow)] {
-                writeln!(out, " * {name}: {:.1}MiB/s, {o:.2} obj/s", b as f64 / MIB)?;
-            }
-        }
         Ok(())
     }
 
@@ -263,28 +269,49 @@ impl Analysis {
             }
         }
         let mut rows = vec![total];
-        for op in Op::ALL {
-            let s = &self.per_op[op.index()];
-            if self.all_ops[op.index()] == 0 {
-                continue;
-            }
-            let mut r = t
-                .row("warp", format!("{phase}.{}", op.name()), "obj/s")
-                .measured(s.ops, s.bytes, secs, &s.req)
-                .value(rate(s.ops as f64, secs))
-                .with("mib_per_s", rate(s.bytes as f64 / MIB, secs))
-                .with("share", s.ops as f64 / ops.max(1) as f64)
-                .with("ops_all", self.all_ops[op.index()]);
-            if s.ttfb.count() > 0 {
-                r = r.with(
-                    "ttfb",
-                    serde_json::to_value(s.ttfb.summary()).unwrap_or_default(),
-                );
-            }
-            rows.push(r);
-        }
+        rows.extend(Op::ALL.into_iter().filter_map(|op| self.op_row(t, p, op)));
         rows
     }
+
+    /// The row of one op type (`mixed.GET`, ...); `None` if none ran.
+    pub fn op_row(&self, t: &Target, p: &WarpParams, op: Op) -> Option<Row> {
+        let secs = self.seconds();
+        let (ops, _, _) = self.total();
+        let s = &self.per_op[op.index()];
+        if self.all_ops[op.index()] == 0 {
+            return None;
+        }
+        let mut r = t
+            .row("warp", format!("{}.{}", p.mode.name(), op.name()), "obj/s")
+            .measured(s.ops, s.bytes, secs, &s.req)
+            .value(rate(s.ops as f64, secs))
+            .with("mib_per_s", rate(s.bytes as f64 / MIB, secs))
+            .with("share", s.ops as f64 / ops.max(1) as f64)
+            .with("ops_all", self.all_ops[op.index()])
+            .with("object_size", p.object_size);
+        if s.ttfb.count() > 0 {
+            r = r.with(
+                "ttfb",
+                serde_json::to_value(s.ttfb.summary()).unwrap_or_default(),
+            );
+        }
+        Some(r)
+    }
+}
+
+/// warp's `Report: NAME. Concurrency: N. Ran: 5s` line.
+fn report_header(
+    out: &mut dyn Write,
+    name: &str,
+    p: &WarpParams,
+    ran: Duration,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "Report: {name}. Concurrency: {}. Ran: {}",
+        p.concurrency,
+        fmt_ran(ran)
+    )
 }
 
 /// A duration in seconds the way Go prints rounded durations: `504ms`,

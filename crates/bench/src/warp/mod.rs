@@ -146,12 +146,20 @@ impl Benchmark for Warp {
                 .each_process(|comm| run_process(comm, t, p, objects, &pattern))
         })?;
         // Rank 0 analyses every thread's requests of every process.
-        let Some((per_thread, ran)) = gathered else {
+        let Some(g) = gathered else {
             return Ok(Vec::new());
         };
-        let a = Analysis::new(&per_thread);
-        a.print(out, p, ran)?;
-        Ok(a.rows(t, p))
+        let a = Analysis::new(&g.run);
+        let mut rows = a.rows(t, p);
+        if p.mode == WarpMode::Get {
+            // warp get reports its prepare step's PUTs (the seeds' write
+            // column): their own analysis, as warp does.
+            let prep = Analysis::new(&g.prepare);
+            prep.print_ops(out, p, g.prepare_ran)?;
+            rows.extend(prep.op_row(t, p, Op::Put));
+        }
+        a.print(out, p, g.ran)?;
+        Ok(rows)
     }
 }
 
@@ -194,6 +202,15 @@ impl Part {
     }
 }
 
+/// Every thread's requests of every process, on rank 0.
+struct Gathered {
+    run: Vec<Vec<Rec>>,
+    ran: Duration,
+    /// The prepare step's PUTs, timed from its own start.
+    prepare: Vec<Vec<Rec>>,
+    prepare_ran: Duration,
+}
+
 /// Prepares this process's share of the pool, runs its slots from a start
 /// every process shares (a barrier), and gathers every thread's requests
 /// on rank 0, with the longest run time. `None` on the other ranks.
@@ -203,7 +220,7 @@ fn run_process(
     p: &WarpParams,
     objects: &Objects,
     pattern: &Pattern,
-) -> anyhow::Result<Option<(Vec<Vec<Rec>>, Duration)>> {
+) -> anyhow::Result<Option<Gathered>> {
     let part = Part::of(p, comm.rank(), comm.size())?;
     let stop = &t.opts.stop;
     let pool = Pool::default();
@@ -212,29 +229,42 @@ fn run_process(
         .iter()
         .map(|&i| Rng::new(t.opts.seed ^ (i + 1) << 20).name(8))
         .collect();
-    // Prepare: each thread uploads its share under its own prefix.
-    let prepared = std::thread::scope(|s| -> anyhow::Result<()> {
+    // Prepare: each thread uploads its share under its own prefix, each
+    // PUT recorded (warp get reports them).
+    let prepare_start = Instant::now();
+    let prepared = std::thread::scope(|s| -> anyhow::Result<Vec<Vec<Rec>>> {
         let handles: Vec<_> = (0..slots.len())
             .map(|j| {
                 let (pool, prefixes, part, slots) = (&pool, &prefixes, &part, &slots);
-                s.spawn(move || -> anyhow::Result<()> {
+                s.spawn(move || -> anyhow::Result<Vec<Rec>> {
                     let mut rng = Rng::new(t.opts.seed ^ slots[j]);
+                    let mut recs = Vec::new();
                     for n in part.objects.clone().skip(j).step_by(slots.len()) {
                         stop.check()?;
                         let key = format!("{}/{n}.{}.rnd", prefixes[j], rng.name(16));
+                        let t0 = Instant::now();
                         objects.put(pattern, &key, p.object_size)?;
+                        let end = Instant::now();
+                        recs.push(Rec {
+                            op: Op::Put,
+                            start: t0 - prepare_start,
+                            end: end - prepare_start,
+                            ttfb: end - t0,
+                            bytes: p.object_size,
+                        });
                         pool.add(key);
                     }
-                    Ok(())
+                    Ok(recs)
                 })
             })
             .collect();
-        for h in handles {
-            h.join().expect("prepare thread")?;
-        }
-        Ok(())
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("prepare thread"))
+            .collect()
     });
-    all_ok(comm, "warp prepare", prepared)?;
+    let prepare_ran = prepare_start.elapsed();
+    let prepared = all_ok(comm, "warp prepare", prepared)?;
 
     let limit = p.max_ops.unwrap_or(u64::MAX);
     let schedule = Schedule::strided(&p.distribution, limit, comm.rank(), comm.size());
@@ -289,17 +319,26 @@ fn run_process(
     drop(progress);
     let per_thread = all_ok(comm, &format!("warp {}", p.mode.name()), per_thread)?;
     let ran = Duration::from_nanos(comm.allreduce_max(ran.as_nanos() as u64));
+    let prepare_ran = Duration::from_nanos(comm.allreduce_max(prepare_ran.as_nanos() as u64));
     let mut buf = Vec::new();
     Rec::encode(&per_thread, &mut buf);
-    drop(per_thread);
+    Rec::encode(&prepared, &mut buf);
+    drop((per_thread, prepared));
     let Some(all) = comm.gather_bytes(&buf) else {
         return Ok(None);
     };
-    let mut threads = Vec::new();
-    for (rank, bytes) in all.iter().enumerate() {
-        threads.extend(Rec::decode(bytes).with_context(|| format!("warp records of rank {rank}"))?);
+    let (mut run, mut prepare) = (Vec::new(), Vec::new());
+    for (rank, mut bytes) in all.iter().map(Vec::as_slice).enumerate() {
+        let what = || format!("warp records of rank {rank}");
+        run.extend(Rec::decode_from(&mut bytes).with_context(what)?);
+        prepare.extend(Rec::decode_from(&mut bytes).with_context(what)?);
     }
-    Ok(Some((threads, ran)))
+    Ok(Some(Gathered {
+        run,
+        ran,
+        prepare,
+        prepare_ran,
+    }))
 }
 
 /// One concurrency slot.

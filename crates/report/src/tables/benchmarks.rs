@@ -53,7 +53,7 @@ fn specs() -> Vec<(
         (
             "warp",
             "warp (mixed and GET workloads, then per operation type)",
-            None,
+            Some("object_size"),
             vec![
                 Column("obj/s", value, false),
                 Column("MiB/s", |r| r.extra("mib_per_s"), false),
