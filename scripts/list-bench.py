@@ -3,11 +3,13 @@
 `find DIR -type f -size -1k` and `ls -f DIR`, and the time from the
 server's start to its first answer on that tree (issue 27).
 
-For each N: makes a bucket directory holding N files of 100 bytes (plain
+For each N: makes a bucket directory holding N files of --size bytes (plain
 files, as POSIX tools write them: no stored ETag; `--keep` keeps them for
 the next run), starts the server on the data root, times its first answer,
 lists every key with ListObjectsV2 (pages of 1000) and times each page,
-then times `find` and `ls -f` on the same directory. Prints one row per N:
+then times `find` and `ls -f` on the same directory, the three in turn
+--reps times. Prints one row per N (medians; list/find the median of the
+repetitions' ratios):
 
   N, pages, total, median page, p90 page, find, ls -f, list/find, start-up
 
@@ -37,7 +39,7 @@ import time
 import http.client
 import urllib.parse
 
-BUCKET = "lb"
+BUCKET = "listbench"
 
 
 def free_port():
@@ -46,19 +48,20 @@ def free_port():
         return s.getsockname()[1]
 
 
-def make_tree(root, n):
+def make_tree(root, n, size):
     d = os.path.join(root, BUCKET, f"d{n}")
     os.makedirs(d, exist_ok=True)
     have = len(os.listdir(d))
     if have >= n:
         return d
-    body = b"x" * 100
+    body = b"x" * size
     fd_dir = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for i in range(n):
             name = f"obj-{i:08d}"
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=fd_dir)
-            os.write(fd, body)
+            if body:
+                os.write(fd, body)
             os.close(fd)
     finally:
         os.close(fd_dir)
@@ -132,8 +135,10 @@ def first_answer(port, proc, deadline=600):
         try:
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             c.request("GET", f"/{BUCKET}?list-type=2&max-keys=1")
-            if c.getresponse().status == 200:
+            r = c.getresponse()
+            if r.status == 200:
                 return time.perf_counter() - t0
+            raise RuntimeError(f"HTTP {r.status}: {r.read()[:300]!r}")
         except OSError:
             pass
         time.sleep(0.005)
@@ -155,13 +160,14 @@ def main():
     ap.add_argument("--sizes", default="10000,100000", help="comma-separated N")
     ap.add_argument("--bin", default="target/release/s3hpc")
     ap.add_argument("--client", choices=["raw", "boto3"], default="raw")
-    ap.add_argument("--reps", type=int, default=3, help="repetitions of find and ls (median)")
+    ap.add_argument("--size", type=int, default=0, help="bytes per file (tmpfs: 0 keeps 1M files in RAM small)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of list, find and ls, in turn (medians)")
     ap.add_argument("--node-exec", default="", help="command prefix running server, find and ls elsewhere")
     ap.add_argument("--keep", action="store_true", help="keep the trees")
     a = ap.parse_args()
     rows = []
     for n in [int(x) for x in a.sizes.split(",")]:
-        d = make_tree(a.root, n)
+        d = make_tree(a.root, n, a.size)
         tmp = plant_dead_temporary(d)
         port = free_port()
         log = open(os.path.join(a.root, f"serve-{n}.log"), "w+")
@@ -170,12 +176,19 @@ def main():
         proc = subprocess.Popen(argv, stdout=log, stderr=log)
         try:
             start = first_answer(port, proc)
-            pages = []
-            t = time.perf_counter()
-            got = (list_raw if a.client == "raw" else list_boto3)(port, f"d{n}/", pages)
-            total = time.perf_counter() - t
-            if got != n:
-                print(f"N={n}: listed {got} keys", file=sys.stderr)
+            # Listing, find and ls in turn, --reps times: the machine's
+            # load changes less between neighbours.
+            pages, totals, finds, lss = [], [], [], []
+            for _ in range(a.reps):
+                these = []
+                t = time.perf_counter()
+                got = (list_raw if a.client == "raw" else list_boto3)(port, f"d{n}/", these)
+                totals.append(time.perf_counter() - t)
+                pages += these
+                if got != n:
+                    print(f"N={n}: listed {got} keys", file=sys.stderr)
+                finds.append(timed(wrap(a.node_exec, ["find", d, "-type", "f", "-size", "-1k"]), 1))
+                lss.append(timed(wrap(a.node_exec, ["ls", "-f", d]), 1))
             # The sweep in the background removed the planted temporary.
             t0 = time.time()
             while os.path.exists(tmp) and time.time() - t0 < 120:
@@ -186,23 +199,24 @@ def main():
             proc.wait()
         log.seek(0)
         sweep_line = [l.strip() for l in log if "stale temporaries removed" in l]
-        find = timed(wrap(a.node_exec, ["find", d, "-type", "f", "-size", "-1k"]), a.reps)
-        ls = timed(wrap(a.node_exec, ["ls", "-f", d]), a.reps)
+        total, find, ls = (statistics.median(x) for x in (totals, finds, lss))
         pages_sorted = sorted(pages)
         p90 = pages_sorted[int(0.9 * (len(pages_sorted) - 1))]
-        rows.append((n, len(pages), total, statistics.median(pages), p90, find, ls, total / find, start,
-                     swept, sweep_line[-1] if sweep_line else "?"))
+        ratios = sorted(t / f for t, f in zip(totals, finds))
+        rows.append((n, len(pages) // a.reps, total, statistics.median(pages), p90, find, ls,
+                     statistics.median(ratios), start, swept, sweep_line[-1] if sweep_line else "?",
+                     ratios))
         if not a.keep:
             subprocess.run(["rm", "-rf", d], check=True)
     print(f"client {a.client}, {a.bin}")
     print("| N | pages | total s | median page ms | p90 page ms | find s | ls -f s | list/find "
           "| first answer s | dead temporary swept |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for (n, pages, total, med, p90, find, ls, ratio, start, swept, line) in rows:
+    for (n, pages, total, med, p90, find, ls, ratio, start, swept, line, _) in rows:
         print(f"| {n} | {pages} | {total:.2f} | {med * 1000:.1f} | {p90 * 1000:.1f} | {find:.2f} "
               f"| {ls:.2f} | {ratio:.2f} | {start:.3f} | {'yes' if swept else 'NO'} |")
     for r in rows:
-        print(f"N={r[0]}: {r[10]}")
+        print(f"N={r[0]}: list/find per repetition {' '.join(f'{x:.2f}' for x in r[11])}; {r[10]}")
 
 
 if __name__ == "__main__":

@@ -22,12 +22,16 @@ use crate::names::dir_rel;
 use crate::names::{is_reserved, validate_path, DIR_ENTRY, SELF_ENTRY};
 use crate::*;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
+use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::rc::Rc;
 use std::time::SystemTime;
 use window::{read_window, Bound, DirStamp, Kind, StatAhead, Window};
 
 const MAX_KEYS: usize = 1000;
+/// Threads looking up a page's files at once on a shared file system,
+/// where each stat waits for a server.
+const LOOKUP_THREADS: usize = 16;
 
 /// Where a listing resumes.
 struct Resume {
@@ -327,6 +331,13 @@ impl Walk<'_> {
                 start = start.max(if straddles { pos - 1 } else { pos });
             }
         }
+        // On a shared file system each stat is a round trip to a server:
+        // the files the page will return are looked up together.
+        let mut found = if self.store.profile.shared {
+            self.look_up_ahead(fd, key_prefix, filter, w, start)
+        } else {
+            HashMap::new()
+        };
         let mut key = String::with_capacity(key_prefix.len() + 64);
         for (i, e) in entries.iter().enumerate().skip(start) {
             if !e.sort_key.starts_with(filter) {
@@ -338,13 +349,22 @@ impl Walk<'_> {
             match e.kind {
                 Kind::Dir => self.visit_dir(rel, &key, e.name())?,
                 Kind::File => {
-                    let read = w.stats.get(i).and_then(|s| s.as_deref());
-                    self.visit_file(fd, &key, e.name(), read)?
+                    let info = match found.remove(&i) {
+                        Some(info) => info,
+                        None => {
+                            let read = w.stats.get(i).and_then(|s| s.as_deref());
+                            self.stat_unless_passed(fd, &key, e.name(), read)
+                        }
+                    };
+                    self.visit_file(&key, info)?
                 }
                 // A marker in the bucket itself would be the key "/", which
                 // no request can make.
                 Kind::Marker if key_prefix.is_empty() => {}
-                Kind::Marker => self.visit_file(fd, &key, DIR_ENTRY, None)?,
+                Kind::Marker => {
+                    let info = self.stat_unless_passed(fd, &key, DIR_ENTRY, None);
+                    self.visit_file(&key, info)?
+                }
                 Kind::DirSelf => self.visit_self(rel, &key, e.name())?,
             }
         }
@@ -369,14 +389,9 @@ impl Walk<'_> {
             .map(|i| &key[..self.prefix.len() + i + d.len()])
     }
 
-    /// `read`: the file's attributes if taken as the directory was read.
-    fn visit_file(
-        &mut self,
-        dir: BorrowedFd<'_>,
-        key: &str,
-        name: &str,
-        read: Option<&Stat>,
-    ) -> Flow {
+    /// `info`: the file's listing entry, if it is one
+    /// (`stat_unless_passed`).
+    fn visit_file(&mut self, key: &str, info: Option<ObjectInfo>) -> Flow {
         if self.skipped(key) {
             return Flow::Continue(());
         }
@@ -384,10 +399,82 @@ impl Walk<'_> {
             let cp = cp.to_string();
             return self.emit_prefix(cp);
         }
-        let Some(info) = stat_object(dir, key, name, read) else {
+        let Some(info) = info else {
             return Flow::Continue(()); // removed meanwhile
         };
         self.emit(format!("k:{key}"), |page| page.objects.push(info))
+    }
+
+    /// The listing entry of file `name` under `key`, unless the walk would
+    /// not list it as an object (skipped, or rolled up in a prefix): no stat
+    /// for those. `read`: its attributes if taken as the directory was read.
+    fn stat_unless_passed(
+        &self,
+        dir: BorrowedFd<'_>,
+        key: &str,
+        name: &str,
+        read: Option<&Stat>,
+    ) -> Option<ObjectInfo> {
+        if self.skipped(key) || self.common_prefix(key).is_some() {
+            return None;
+        }
+        stat_object(dir, key, name, read)
+    }
+
+    /// The listing entries of the files from `start` in window `w` that
+    /// this page will return as objects, by entry index, looked up by up
+    /// to `LOOKUP_THREADS` threads at once. Stops at the first directory
+    /// (the keys below it may fill the page).
+    fn look_up_ahead(
+        &self,
+        fd: BorrowedFd<'_>,
+        key_prefix: &str,
+        filter: &str,
+        w: &Window,
+        start: usize,
+    ) -> HashMap<usize, Option<ObjectInfo>> {
+        let budget = self
+            .max
+            .saturating_sub(self.page.objects.len() + self.page.common_prefixes.len());
+        let mut wanted: Vec<(usize, String)> = Vec::new();
+        for (i, e) in w.entries.iter().enumerate().skip(start) {
+            if wanted.len() >= budget || !e.sort_key.starts_with(filter) {
+                break;
+            }
+            match e.kind {
+                Kind::File => {}
+                Kind::Marker => continue,
+                Kind::Dir | Kind::DirSelf => break,
+            }
+            let key = format!("{key_prefix}{}", e.sort_key);
+            if !self.skipped(&key) && self.common_prefix(&key).is_none() {
+                wanted.push((i, key));
+            }
+        }
+        if wanted.len() < 2 {
+            return HashMap::new();
+        }
+        let per_thread = wanted.len().div_ceil(LOOKUP_THREADS);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = wanted
+                .chunks(per_thread)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|(i, key)| {
+                                let read = w.stats.get(*i).and_then(|s| s.as_deref());
+                                (*i, stat_object(fd, key, w.entries[*i].name(), read))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            // A part whose thread failed is looked up again one by one.
+            parts
+                .into_iter()
+                .flat_map(|p| p.join().unwrap_or_default())
+                .collect()
+        })
     }
 
     /// The object directory `name` of `parent_rel` may hold as its

@@ -7,10 +7,11 @@
 //! and at most a window of them: the smallest, found by repeated selection,
 //! so memory stays O(window) whatever the directory holds. A window that
 //! stops short of the directory's end says so; a walk that runs past it
-//! reads the next one. The window size grows with the directory (a quarter
-//! of what it held last time, within bounds), so a directory of N entries
-//! is read at most about five times in a full paging, and a page's share
-//! of that is flat in N.
+//! reads the next one. The window size grows with the directory (half of
+//! what it held last time, within bounds), so a directory of N entries is
+//! read about three times in a full paging (N/1 Mi times past 2 Mi), and a
+//! page's share of that is flat in N. Once a window's worth is kept, an
+//! entry beyond it costs a comparison, not a copy of its name.
 //!
 //! A cached window is used only while the directory's stamp (inode, mtime,
 //! ctime, size) is what it was before the window was read, the change that
@@ -34,6 +35,8 @@ use std::time::{Duration, SystemTime};
 
 /// A window holds at least this many entries (all of a smaller directory)...
 pub(super) const MIN_WINDOW: usize = 1 << 16;
+/// ...or this share of what the directory held when last read...
+const WINDOW_SHARE: usize = 2;
 /// ...and at most this many: about 64 MiB of names.
 pub(super) const MAX_WINDOW: usize = 1 << 20;
 /// All cached windows together hold at most this many bytes...
@@ -88,7 +91,7 @@ pub(super) struct Bound {
 
 impl Bound {
     pub fn admits(&self, sort_key: &str) -> bool {
-        match sort_key.as_bytes().cmp(self.key.as_bytes()) {
+        match cmp_key(sort_key, false, &self.key) {
             Ordering::Greater => true,
             Ordering::Equal => self.inclusive,
             Ordering::Less => false,
@@ -173,24 +176,14 @@ pub(super) fn read_window(
     limit: usize,
     mut ahead: Option<StatAhead<'_>>,
 ) -> Option<Read> {
-    let limit = limit.max(1);
-    let mut kept: Vec<(Entry, Option<Box<Stat>>)> = Vec::new();
-    let mut more = false;
-    let mut seen = 0;
-    let by_key =
-        |a: &(Entry, _), b: &(Entry, _)| a.0.sort_key.as_bytes().cmp(b.0.sort_key.as_bytes());
-    let mut keep = |kept: &mut Vec<_>, e: Entry, st: Option<Box<Stat>>| {
-        if from.is_none_or(|b| b.admits(&e.sort_key)) {
-            kept.push((e, st));
-            // Selection every `limit` pushes: O(entries) in all, and
-            // never more than twice the window in memory.
-            if kept.len() >= 2 * limit {
-                kept.select_nth_unstable_by(limit, by_key);
-                kept.truncate(limit);
-                more = true;
-            }
-        }
+    let mut k = Keeper {
+        from,
+        limit: limit.max(1),
+        kept: Vec::new(),
+        more: false,
+        cutoff: None,
     };
+    let mut seen = 0;
     for e in read_dir(dirfd).ok()?.flatten() {
         let name = e.file_name().to_bytes();
         if name == b"." || name == b".." {
@@ -198,11 +191,9 @@ pub(super) fn read_window(
         }
         seen += 1;
         if name == DIR_ENTRY.as_bytes() {
-            let marker = Entry {
-                sort_key: "".into(),
-                kind: Kind::Marker,
-            };
-            keep(&mut kept, marker, None);
+            if k.wants("", false) {
+                k.keep("".into(), Kind::Marker, None);
+            }
             continue;
         }
         if is_reserved(name) {
@@ -211,6 +202,11 @@ pub(super) fn read_window(
         let Ok(name) = std::str::from_utf8(name) else {
             continue; // not a key
         };
+        // A directory sorts as `name` (its self-entry) and `name/`.
+        let file_wanted = k.wants(name, false);
+        if !file_wanted && !k.wants(name, true) {
+            continue; // no need to know what it is
+        }
         let mut stat = None;
         let ft = match e.file_type() {
             FileType::Unknown => match statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
@@ -228,38 +224,30 @@ pub(super) fn read_window(
                 // `name` sorts before every `name!`, `name-` ... and those
                 // before `name/`, so the object a directory may hold of its
                 // own is an entry of its parent, where it sorts.
-                let own = Entry {
-                    sort_key: name.into(),
-                    kind: Kind::DirSelf,
-                };
-                keep(&mut kept, own, None);
-                let dir = Entry {
-                    sort_key: format!("{name}/").into(),
-                    kind: Kind::Dir,
-                };
-                keep(&mut kept, dir, None);
+                if file_wanted {
+                    k.keep(name.into(), Kind::DirSelf, None);
+                }
+                if k.wants(name, true) {
+                    k.keep(format!("{name}/").into(), Kind::Dir, None);
+                }
             }
-            FileType::RegularFile => {
+            FileType::RegularFile if file_wanted => {
                 if stat.is_none() && ahead.as_mut().is_some_and(|a| a.wants(name)) {
                     stat = statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW)
                         .ok()
                         .map(Box::new);
                 }
-                let file = Entry {
-                    sort_key: name.into(),
-                    kind: Kind::File,
-                };
                 // Only what was asked for.
-                keep(&mut kept, file, stat.filter(|_| ahead.is_some()));
+                k.keep(name.into(), Kind::File, stat.filter(|_| ahead.is_some()));
             }
             _ => {} // symlinks and special files are not objects
         }
     }
-    if kept.len() > limit {
-        kept.select_nth_unstable_by(limit, by_key);
-        kept.truncate(limit);
-        more = true;
+    if k.kept.len() > k.limit {
+        k.select();
     }
+    let more = k.more;
+    let mut kept = k.kept;
     kept.sort_unstable_by(by_key);
     let with_stats = ahead.is_some();
     let (entries, stats): (Vec<Entry>, Vec<Option<Box<Stat>>>) = kept.into_iter().unzip();
@@ -271,6 +259,68 @@ pub(super) fn read_window(
         },
         seen,
     })
+}
+
+type Kept = (Entry, Option<Box<Stat>>);
+
+fn by_key(a: &Kept, b: &Kept) -> Ordering {
+    a.0.sort_key.as_bytes().cmp(b.0.sort_key.as_bytes())
+}
+
+/// `name`, followed by `/` if `slash`, against `other`, as key bytes.
+fn cmp_key(name: &str, slash: bool, other: &str) -> Ordering {
+    let key = name.bytes().chain(slash.then_some(b'/'));
+    key.cmp(other.bytes())
+}
+
+/// The smallest `limit` entries a bound admits, kept as a readdir returns
+/// entries in no order.
+struct Keeper<'a> {
+    from: Option<&'a Bound>,
+    limit: usize,
+    kept: Vec<Kept>,
+    /// Entries were passed over as beyond the window.
+    more: bool,
+    /// Once a selection has been made: the greatest key kept. Anything
+    /// greater is passed over without a copy of its name.
+    cutoff: Option<Box<str>>,
+}
+
+impl Keeper<'_> {
+    fn wants(&mut self, name: &str, slash: bool) -> bool {
+        if let Some(b) = self.from {
+            match cmp_key(name, slash, &b.key) {
+                Ordering::Less => return false,
+                Ordering::Equal if !b.inclusive => return false,
+                _ => {}
+            }
+        }
+        if let Some(c) = &self.cutoff {
+            if cmp_key(name, slash, c) == Ordering::Greater {
+                self.more = true;
+                return false;
+            }
+        }
+        true
+    }
+
+    fn keep(&mut self, sort_key: Box<str>, kind: Kind, stat: Option<Box<Stat>>) {
+        self.kept.push((Entry { sort_key, kind }, stat));
+        // Selection every `limit` pushes: O(entries) in all, and never
+        // more than twice the window in memory.
+        if self.kept.len() >= 2 * self.limit {
+            self.select();
+        }
+    }
+
+    /// Keeps the `limit` smallest.
+    fn select(&mut self) {
+        let last = self.limit - 1;
+        self.kept.select_nth_unstable_by(last, by_key);
+        self.kept.truncate(self.limit);
+        self.cutoff = Some(self.kept[last].0.sort_key.clone());
+        self.more = true;
+    }
 }
 
 /// What identifies a directory's content version.
@@ -390,7 +440,7 @@ impl ListingCache {
         }
         let inner = self.inner.lock().unwrap();
         let seen = inner.sizes.get(rel).copied().unwrap_or(0);
-        (seen / 4).clamp(MIN_WINDOW, MAX_WINDOW)
+        (seen / WINDOW_SHARE).clamp(MIN_WINDOW, MAX_WINDOW)
     }
 
     pub(super) fn note_size(&self, rel: &str, seen: usize) {
