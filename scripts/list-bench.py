@@ -22,15 +22,14 @@ writer (a dead pid of this host) is planted in the directory first; the
 script checks the server's background sweep removes it.
 
   scripts/list-bench.py --root /dev/shm/lb --sizes 100000,1000000
-  scripts/list-bench.py --root DIR --sizes 100000 --node-exec 'scripts/cluster exec node2'
+  scripts/cluster exec node1 scripts/list-bench.py --root MNT/lb --sizes 100000 --make-only
+  scripts/cluster exec node2 scripts/list-bench.py --root MNT/lb --sizes 100000
 
-With --node-exec, the server, find and ls run through that command prefix
-(on another node of the cluster than the one that made the files).
+(the objects made on one node, listed from another).
 """
 import argparse
 import os
 import re
-import shlex
 import socket
 import statistics
 import subprocess
@@ -80,10 +79,6 @@ def plant_dead_temporary(d):
     old = time.time() - 7 * 3600
     os.utime(path, (old, old))
     return path
-
-
-def wrap(prefix, argv):
-    return shlex.split(prefix) + argv if prefix else argv
 
 
 def list_raw(port, prefix, page_times):
@@ -162,17 +157,23 @@ def main():
     ap.add_argument("--client", choices=["raw", "boto3"], default="raw")
     ap.add_argument("--size", type=int, default=0, help="bytes per file (tmpfs: 0 keeps 1M files in RAM small)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of list, find and ls, in turn (medians)")
-    ap.add_argument("--node-exec", default="", help="command prefix running server, find and ls elsewhere")
     ap.add_argument("--keep", action="store_true", help="keep the trees")
+    ap.add_argument("--make-only", action="store_true",
+                    help="only make the trees (on one node, then run the rest on another)")
     a = ap.parse_args()
     rows = []
+    if a.make_only:
+        for n in [int(x) for x in a.sizes.split(",")]:
+            t = time.perf_counter()
+            make_tree(a.root, n, a.size)
+            print(f"N={n}: made in {time.perf_counter() - t:.1f} s")
+        return
     for n in [int(x) for x in a.sizes.split(",")]:
         d = make_tree(a.root, n, a.size)
         tmp = plant_dead_temporary(d)
         port = free_port()
         log = open(os.path.join(a.root, f"serve-{n}.log"), "w+")
-        argv = wrap(a.node_exec, [os.path.abspath(a.bin), "serve", "--data", a.root,
-                                  "--http", f"127.0.0.1:{port}", "--anonymous"])
+        argv = [os.path.abspath(a.bin), "serve", "--data", a.root, "--http", f"127.0.0.1:{port}", "--anonymous"]
         proc = subprocess.Popen(argv, stdout=log, stderr=log)
         try:
             start = first_answer(port, proc)
@@ -187,8 +188,8 @@ def main():
                 pages += these
                 if got != n:
                     print(f"N={n}: listed {got} keys", file=sys.stderr)
-                finds.append(timed(wrap(a.node_exec, ["find", d, "-type", "f", "-size", "-1k"]), 1))
-                lss.append(timed(wrap(a.node_exec, ["ls", "-f", d]), 1))
+                finds.append(timed(["find", d, "-type", "f", "-size", "-1k"], 1))
+                lss.append(timed(["ls", "-f", d], 1))
             # The sweep in the background removed the planted temporary.
             t0 = time.time()
             while os.path.exists(tmp) and time.time() - t0 < 120:
