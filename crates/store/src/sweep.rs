@@ -8,7 +8,7 @@
 
 use crate::fscalls::{read_dir, statat, unlinkat};
 use crate::meta;
-use crate::temp::{is_temp, writer_is_gone, TEMP_PREFIX};
+use crate::temp::{is_own, is_temp, writer_is_gone, TEMP_PREFIX};
 use crate::*;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};
@@ -50,7 +50,8 @@ impl Store {
     /// root: those older than `older_than`, and any whose writer was a
     /// process of this host that has exited. Other young ones may belong to
     /// a live writer on another node and are left alone, as are those a
-    /// writer holds locked. Returns how many went.
+    /// writer holds locked and this process's own (it may be serving while
+    /// it sweeps). Returns how many went.
     pub fn sweep_temporaries(&self, older_than: Duration) -> Result<usize> {
         self.sweep_temporaries_paced(older_than, &SweepPace::FULL)
     }
@@ -85,7 +86,7 @@ fn writer_holds_lock(dir: &OwnedFd, name: &std::ffi::CStr) -> bool {
 
 impl Sweep<'_> {
     fn abandoned(&self, name: &[u8], st: &rustix::fs::Stat) -> bool {
-        meta::mtime(st) <= self.cutoff || writer_is_gone(name)
+        !is_own(name) && (meta::mtime(st) <= self.cutoff || writer_is_gone(name))
     }
 
     /// Sleeps as the pace asks; false once told to stop.
@@ -189,6 +190,26 @@ mod tests {
         assert_eq!(s.sweep_temporaries(Duration::ZERO).unwrap(), 1);
         assert!(!tmp.exists());
         assert!(d.path().join("bkt/a/obj").exists());
+    }
+
+    #[test]
+    fn a_sweep_beside_the_requests_leaves_their_temporaries() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path(), StoreConfig::default()).unwrap();
+        s.create_bucket("bkt").unwrap();
+        let mut own = String::new();
+        s.temps.next_for("obj", &mut own);
+        let own = d.path().join("bkt").join(own);
+        std::fs::write(&own, b"being written").unwrap();
+        let old = std::time::SystemTime::now() - Duration::from_secs(7 * 3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&own)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        assert_eq!(s.sweep_temporaries(Duration::ZERO).unwrap(), 0);
+        assert!(own.exists());
     }
 
     #[test]
