@@ -75,6 +75,9 @@ class Server:
         if sweep_age is not None:
             args += ["--sweep-age", str(sweep_age)]
         self.log = open(os.path.join(self.t.logdir, f"{self.kind}-{self.node}-{self.port}.log"), "a")
+        import re
+        swept = lambda: re.findall(r"; (\d+) stale temporaries removed", open(self.log.name).read())
+        before = len(swept())
         self.p = subprocess.Popen(args, stdout=self.log, stderr=self.log)
         self.t.procs.append(self.p)
         deadline = time.time() + 30
@@ -83,11 +86,12 @@ class Server:
                 import socket
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1):
                     pass
-                # "...; N stale temporaries removed)": what its sweep took.
-                import re
-                self.log.flush()
-                found = re.findall(r"; (\d+) stale temporaries removed", open(self.log.name).read())
-                self.swept = found[-1] if found else "?"
+                # "...; N stale temporaries removed": what its sweep, in the
+                # background once listening, took.
+                while len(swept()) == before and time.time() < deadline and self.p.poll() is None:
+                    time.sleep(0.1)
+                found = swept()
+                self.swept = found[-1] if len(found) > before else "?"
                 return
             except OSError:
                 if self.p.poll() is not None:

@@ -63,6 +63,15 @@ pub fn run(a: ProbeArgs, out: &mut impl std::io::Write) -> anyhow::Result<()> {
             }
         )?;
     }
+    writeln!(
+        out,
+        "  paging:        {}",
+        if p.coherent_dir_stamps {
+            "sorted windows reused while the directory's forced stat is unchanged"
+        } else {
+            "every page reads the directory (its stat may not show other clients' changes)"
+        }
+    )?;
     if p.stat_with_readdir {
         writeln!(
             out,

@@ -7,11 +7,12 @@ use s3hpc_bench::stop::{signal_name, Stop};
 use s3hpc_client::EmbeddedClient;
 use s3hpc_http::{AuthConfig, HttpServer};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions};
-use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig, STALE_AGE};
+use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig, SweepPace, STALE_AGE};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -60,11 +61,46 @@ pub struct ServeArgs {
     /// for many mostly idle clients, a little more latency per request.
     #[arg(long, default_value_t = 0)]
     workers: usize,
-    /// At start, remove temporaries of killed writers older than this many
-    /// seconds (those of exited processes on this host go whatever their
-    /// age; younger ones may belong to live writers on other nodes).
+    /// Once listening, remove temporaries of killed writers older than this
+    /// many seconds (those of exited processes on this host go whatever
+    /// their age; younger ones may belong to live writers on other nodes),
+    /// walking the data root in the background.
+    /// (Temporaries are never visible, so requests need not wait for it.)
     #[arg(long, default_value_t = STALE_AGE.as_secs())]
     sweep_age: u64,
+}
+
+/// The share of one thread's time the background sweep may take.
+const SWEEP_SHARE: f64 = 0.25;
+
+/// Sweeps the data root on a thread of its own (see `s3hpc_store::sweep`)
+/// and says what it removed.
+fn background_sweep(
+    store: Arc<Store>,
+    older_than: Duration,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<std::thread::JoinHandle<()>> {
+    let spawned = std::thread::Builder::new()
+        .name("sweep".into())
+        .spawn(move || {
+            let t = Instant::now();
+            let pace = SweepPace {
+                share: SWEEP_SHARE,
+                stop: Some(&stop),
+            };
+            match store.sweep_temporaries_paced(older_than, &pace) {
+                Ok(n) if stop.load(Ordering::Relaxed) => crate::say!(
+                    "s3hpc serve: sweep stopped after {:.1} s; {n} stale temporaries removed",
+                    t.elapsed().as_secs_f64()
+                ),
+                Ok(n) => crate::say!(
+                    "s3hpc serve: sweep done in {:.1} s; {n} stale temporaries removed",
+                    t.elapsed().as_secs_f64()
+                ),
+                Err(e) => crate::say!("s3hpc serve: removing stale temporaries failed: {e}"),
+            }
+        });
+    spawned.context("starting the sweep of stale temporaries")
 }
 
 fn rpc_address(s: &str) -> Result<Address, String> {
@@ -110,9 +146,6 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     };
     let store = Store::open(&a.data, config)
         .with_context(|| format!("opening the data directory {}", a.data.display()))?;
-    let swept = store
-        .sweep_temporaries(Duration::from_secs(a.sweep_age))
-        .context("removing stale temporaries")?;
     let opts = GatewayOptions {
         max_connections: a.max_connections,
         workers: a.workers,
@@ -127,7 +160,7 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     };
     let http = match (a.http, auth) {
         (Some(addr), Some(auth)) => Some(
-            HttpServer::bind(addr, store, auth, &a.virtual_hosts)
+            HttpServer::bind(addr, store.clone(), auth, &a.virtual_hosts)
                 .map(|server| match tls {
                     Some(tls) => server.with_tls(tls),
                     None => server,
@@ -148,13 +181,15 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         .collect();
     listening.extend(http.iter().map(|h| h.endpoint()));
     crate::say!(
-        "s3hpc serve: {} (etag {}, durability {}; {swept} stale temporaries removed), \
-         listening on {}",
+        "s3hpc serve: {} (etag {}, durability {}; sweeping stale temporaries in the \
+         background), listening on {}",
         a.data.display(),
         a.etag.as_str(),
         a.durability.as_str(),
         listening.join(", ")
     );
+    let sweep_stop = Arc::new(AtomicBool::new(false));
+    let sweeper = background_sweep(store, Duration::from_secs(a.sweep_age), sweep_stop.clone())?;
     while stop.requested().is_none() {
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -163,9 +198,11 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         "s3hpc serve: {} received: finishing the requests in flight",
         signal_name(sig)
     );
+    sweep_stop.store(true, Ordering::Relaxed);
     if let Some(g) = gateway {
         g.stop();
     }
+    let _ = sweeper.join();
     if let Some(h) = http {
         h.shutdown().context("stopping the HTTP server")?;
     }

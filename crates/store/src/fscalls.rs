@@ -244,13 +244,21 @@ pub fn fstat<Fd: AsFd>(fd: Fd) -> io::Result<Stat> {
 /// lookup brought, which is as fresh. Local file systems answer both alike.
 /// Falls back to `fstat` where `statx` is missing.
 pub fn fstat_cached<Fd: AsFd>(fd: Fd) -> io::Result<Stat> {
+    fstat_synced(fd, AtFlags::STATX_DONT_SYNC)
+}
+
+/// `fstat` asking the file system itself, past the kernel's attribute
+/// cache (`statx` with `AT_STATX_FORCE_SYNC`: FUSE, NFS and CephFS go to
+/// their server), counted as `fstat`. Falls back to `fstat` where `statx`
+/// is missing.
+pub fn fstat_fresh<Fd: AsFd>(fd: Fd) -> io::Result<Stat> {
+    fstat_synced(fd, AtFlags::STATX_FORCE_SYNC)
+}
+
+/// `fstat` through `statx` with `sync` (one of its `AT_STATX_*` flags).
+fn fstat_synced<Fd: AsFd>(fd: Fd, sync: AtFlags) -> io::Result<Stat> {
     use rustix::fs::StatxFlags;
-    let r = rustix::fs::statx(
-        &fd,
-        "",
-        AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC,
-        StatxFlags::BASIC_STATS,
-    );
+    let r = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH | sync, StatxFlags::BASIC_STATS);
     match r {
         Ok(x) => count(Kind::Fstat, Ok(stat_of_statx(&x))),
         Err(io::Errno::NOSYS) => fstat(fd),

@@ -21,6 +21,7 @@ mod nested;
 mod object;
 mod probe;
 mod put;
+mod sweep;
 mod tagging;
 mod temp;
 mod types;
@@ -34,6 +35,7 @@ pub use meta::{validate_tags, MAX_TAGS};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
 pub use probe::{measure_costs, warnings, FsProfile};
+pub use sweep::SweepPace;
 pub use temp::STALE_AGE;
 pub use types::*;
 
@@ -66,9 +68,10 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating if needed) the data root. It does not walk the tree:
-    /// servers call [`Store::sweep_temporaries`] at startup to remove what
-    /// killed writers left, while a process embedding the engine (one of
-    /// thousands of ranks) should not pay a full walk.
+    /// servers run [`Store::sweep_temporaries_paced`] in the background
+    /// once listening, to remove what killed writers left, while a process
+    /// embedding the engine (one of thousands of ranks) should not pay a
+    /// full walk.
     pub fn open(root: impl AsRef<Path>, config: StoreConfig) -> Result<Store> {
         Self::open_adjusted(root, config, |_| {})
     }

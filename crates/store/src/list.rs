@@ -8,125 +8,30 @@
 //! each directory instead of scanning it.
 //!
 //! Paging through a directory of N entries would otherwise read and sort all
-//! N for every page of 1000. A small cache keeps the sorted entries of recently
-//! listed directories, trusted only while the directory's change times are
-//! unchanged and were already older than the timestamp granularity when the
-//! entries were read (the "racy timestamp" rule), so a later change is never missed.
+//! N for every page of 1000: windows of sorted entries, bounded in size and
+//! cached while the directory's stamp shows no change, make it O(N) in all
+//! (see `window`).
 
-use crate::fscalls::{fstat, openat, read_dir, statat, unlinkat};
+mod window;
+
+pub(crate) use window::ListingCache;
+
+use crate::fscalls::{fstat, fstat_fresh, openat, read_dir, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
 use crate::names::dir_rel;
 use crate::names::{is_reserved, validate_path, DIR_ENTRY, SELF_ENTRY};
 use crate::*;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
-use std::collections::VecDeque;
+use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
+use window::{read_window, Bound, DirStamp, Kind, StatAhead, Window};
 
 const MAX_KEYS: usize = 1000;
-/// A listing snapshot is trusted only if the directory was last changed at
-/// least this long before the snapshot was read.
-const RACY_MARGIN: Duration = Duration::from_millis(50);
-const CACHED_DIRS: usize = 16;
-
-/// One directory entry, by the key fragment it sorts as.
-struct Entry {
-    sort_key: Box<str>,
-    kind: Kind,
-    /// A file's attributes taken as the directory was read, where the file
-    /// system answers that from the readdir (`FsProfile::stat_with_readdir`).
-    /// Never kept in the listing cache.
-    stat: Option<Box<Stat>>,
-}
-
-/// Which files of a directory to stat while reading it: those the page
-/// being listed may return, at most `budget` of them.
-struct StatAhead<'a> {
-    key_prefix: &'a str,
-    filter: &'a str,
-    after: Option<&'a str>,
-    budget: usize,
-}
-
-impl StatAhead<'_> {
-    fn wants(&mut self, name: &str) -> bool {
-        if self.budget == 0 || !name.starts_with(self.filter) {
-            return false;
-        }
-        if let Some(after) = self.after {
-            // The key is key_prefix + name; compare without building it.
-            let key = self.key_prefix.bytes().chain(name.bytes());
-            if key.cmp(after.bytes()) != std::cmp::Ordering::Greater {
-                return false;
-            }
-        }
-        self.budget -= 1;
-        true
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// A plain file: key fragment `name`.
-    File,
-    /// A directory: the keys below it start with `name/`.
-    Dir,
-    /// The object a directory may hold as its self-entry: key fragment
-    /// `name` (known to exist only once looked up).
-    DirSelf,
-    /// This directory's own folder marker: key fragment `""`.
-    Marker,
-}
-
-impl Entry {
-    fn name(&self) -> &str {
-        self.sort_key.strip_suffix('/').unwrap_or(&self.sort_key)
-    }
-
-    fn is_dir(&self) -> bool {
-        self.kind == Kind::Dir
-    }
-}
-
-struct Snapshot {
-    rel: String,
-    stamp: DirStamp,
-    entries: Arc<Vec<Entry>>,
-}
-
-/// What identifies a directory's content version.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct DirStamp {
-    ino: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    size: i64,
-}
-
-impl DirStamp {
-    fn of(st: &Stat) -> DirStamp {
-        DirStamp {
-            ino: st.st_ino,
-            mtime: (st.st_mtime, st.st_mtime_nsec as i64),
-            ctime: (st.st_ctime, st.st_ctime_nsec as i64),
-            size: st.st_size,
-        }
-    }
-}
-
-pub(crate) struct ListingCache {
-    recent: Mutex<VecDeque<Snapshot>>,
-}
-
-impl ListingCache {
-    pub fn new() -> Self {
-        ListingCache {
-            recent: Mutex::new(VecDeque::new()),
-        }
-    }
-}
+/// Threads looking up a page's files at once on a shared file system,
+/// where each stat waits for a server.
+const LOOKUP_THREADS: usize = 16;
 
 /// Where a listing resumes.
 struct Resume {
@@ -229,24 +134,43 @@ impl Store {
         Ok(walk.page)
     }
 
-    /// The (cached) fd of directory `rel` and its sorted entries, from the
-    /// listing cache when still valid.
-    fn sorted_entries(
+    /// The fd of directory `rel` and the window of its sorted entries that
+    /// starts at `from`, from the listing cache where it may be trusted
+    /// (see `window`).
+    fn window(
         &self,
         rel: &str,
+        from: Option<&Bound>,
         ahead: Option<StatAhead<'_>>,
-    ) -> Option<(Rc<OwnedFd>, Arc<Vec<Entry>>)> {
+    ) -> Option<(Rc<OwnedFd>, Window)> {
+        let limit = self.listings.window_for(rel);
         if self.profile.shared {
-            // No cache to validate (see below), so no cached handle to
-            // check either: one fresh resolution of the path, used both
-            // to read the entries and to stat them.
+            // A cached handle could name a directory another node removed
+            // and made again: one fresh resolution of the path, used to
+            // stamp, read and stat.
             let dirfd = Rc::new(self.open_listing(rel).ok()?);
+            // The stamp from the server, not the kernel's attribute cache,
+            // and only where it follows other clients' changes (issue 16:
+            // a listing trusting GlusterFS's missed 93 of 100 new keys).
+            let stamp = if self.profile.coherent_dir_stamps {
+                Some(DirStamp::of(&fstat_fresh(&*dirfd).ok()?))
+            } else {
+                None
+            };
+            if let Some(w) = stamp.and_then(|s| self.listings.get(rel, s, from)) {
+                return Some((dirfd, w));
+            }
             let ahead = ahead.filter(|_| self.profile.stat_with_readdir);
-            let (entries, seen) = read_sorted(&dirfd, ahead)?;
-            if seen == 0 {
+            let read_at = SystemTime::now();
+            let read = read_window(&dirfd, from, limit, ahead)?;
+            if read.seen == 0 {
                 self.remove_empty(rel);
             }
-            return Some((dirfd, Arc::new(entries)));
+            self.listings.note_size(rel, read.seen);
+            if let Some(stamp) = stamp.filter(|s| s.settled(read_at, true)) {
+                self.listings.put(rel, stamp, from.cloned(), &read.window);
+            }
+            return Some((dirfd, read.window));
         }
         let mut fd = self.dirs.get(self.root_fd.as_fd(), rel).ok()?;
         let mut st = fstat(&fd).ok()?;
@@ -257,43 +181,30 @@ impl Store {
             st = fstat(&fd).ok()?;
         }
         let stamp = DirStamp::of(&st);
-        // The cache trusts the directory's time stamps. On a shared file
-        // system those come from this client's attribute cache and the
-        // server's clock, and another node's change can leave them as they
-        // were (issue 16: 93 of 100 new keys missing on GlusterFS), so
-        // listings there always read the directory.
-        {
-            let recent = self.listings.recent.lock().unwrap();
-            if let Some(s) = recent.iter().find(|s| s.rel == rel && s.stamp == stamp) {
-                return Some((fd, s.entries.clone()));
-            }
+        if let Some(w) = self.listings.get(rel, stamp, from) {
+            return Some((fd, w));
         }
         let read_at = SystemTime::now();
         let dirfd = self.open_listing(rel).ok()?;
-        let entries = Arc::new(read_sorted(&dirfd, None)?.0);
-        let changed = SystemTime::UNIX_EPOCH
-            + Duration::new(stamp.mtime.0.max(stamp.ctime.0) as u64, 0)
-            + Duration::from_nanos(if stamp.mtime.0 >= stamp.ctime.0 {
-                stamp.mtime.1
-            } else {
-                stamp.ctime.1
-            } as u64);
-        if read_at
-            .duration_since(changed)
-            .is_ok_and(|age| age >= RACY_MARGIN)
-        {
-            let mut recent = self.listings.recent.lock().unwrap();
-            recent.retain(|s| s.rel != rel);
-            if recent.len() >= CACHED_DIRS {
-                recent.pop_front();
-            }
-            recent.push_back(Snapshot {
-                rel: rel.to_string(),
-                stamp,
-                entries: entries.clone(),
-            });
+        let read = read_window(&dirfd, from, limit, None)?;
+        self.listings.note_size(rel, read.seen);
+        if stamp.settled(read_at, false) {
+            self.listings.put(rel, stamp, from.cloned(), &read.window);
         }
-        Some((fd, entries))
+        Some((fd, read.window))
+    }
+
+    /// Tests: listing windows of `entries` entries (0: as sized normally),
+    /// so that small directories cross window boundaries.
+    #[doc(hidden)]
+    pub fn set_listing_window(&self, entries: usize) {
+        self.listings.override_window(entries);
+    }
+
+    /// Tests: the listing cache's windows and the bytes they hold.
+    #[doc(hidden)]
+    pub fn listing_cache_usage(&self) -> (usize, usize) {
+        self.listings.usage()
     }
 
     /// Removes directory `rel` (below a bucket), which a listing just read
@@ -368,96 +279,44 @@ impl Store {
     }
 }
 
-/// The entries of directory `dirfd`, sorted as keys (see [`Entry`]), and
-/// how many entries it had besides `.` and `..` (hidden ones included).
-/// With `ahead`, the files it wants are stat'ed as the readdir returns them.
-fn read_sorted(dirfd: &OwnedFd, mut ahead: Option<StatAhead<'_>>) -> Option<(Vec<Entry>, usize)> {
-    let mut entries = Vec::new();
-    let mut seen = 0;
-    for e in read_dir(dirfd).ok()?.flatten() {
-        let name = e.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        seen += 1;
-        if name == DIR_ENTRY.as_bytes() {
-            entries.push(Entry {
-                sort_key: "".into(),
-                kind: Kind::Marker,
-                stat: None,
-            });
-            continue;
-        }
-        if is_reserved(name) {
-            continue;
-        }
-        let Ok(name) = std::str::from_utf8(name) else {
-            continue;
-        }; // not a key
-        let mut stat = None;
-        let ft = match e.file_type() {
-            FileType::Unknown => match statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => {
-                    let ft = FileType::from_raw_mode(st.st_mode);
-                    stat = Some(Box::new(st));
-                    ft
-                }
-                Err(_) => continue,
-            },
-            ft => ft,
-        };
-        let is_dir = match ft {
-            FileType::Directory => true,
-            FileType::RegularFile => false,
-            _ => continue, // symlinks and special files are not objects
-        };
-        if is_dir {
-            // `name` sorts before every `name!`, `name-` ... and those
-            // before `name/`, so the object a directory may hold of its
-            // own is an entry of its parent, where it sorts.
-            entries.push(Entry {
-                sort_key: name.into(),
-                kind: Kind::DirSelf,
-                stat: None,
-            });
-            entries.push(Entry {
-                sort_key: format!("{name}/").into(),
-                kind: Kind::Dir,
-                stat: None,
-            });
-        } else {
-            if stat.is_none() && ahead.as_mut().is_some_and(|a| a.wants(name)) {
-                stat = statat(dirfd, name, AtFlags::SYMLINK_NOFOLLOW)
-                    .ok()
-                    .map(Box::new);
-            }
-            entries.push(Entry {
-                sort_key: name.into(),
-                kind: Kind::File,
-                // Only what was asked for: the cache must hold no stats.
-                stat: stat.filter(|_| ahead.is_some()),
-            });
-        }
-    }
-    entries.sort_unstable_by(|a, b| a.sort_key.as_bytes().cmp(b.sort_key.as_bytes()));
-    Some((entries, seen))
-}
-
 impl Walk<'_> {
     /// Visits directory `rel`, whose keys start with `key_prefix`, restricted
     /// to entries whose names start with `filter`.
     fn visit(&mut self, rel: &str, key_prefix: &str, filter: &str) -> Flow {
-        let ahead = StatAhead {
-            key_prefix,
-            filter,
-            after: self.resume.after.as_deref(),
-            budget: self
-                .max
-                .saturating_sub(self.page.objects.len() + self.page.common_prefixes.len()),
-        };
-        let Some((fd, entries)) = self.store.sorted_entries(rel, Some(ahead)) else {
-            return Flow::Continue(()); // a missing directory holds nothing
-        };
+        let mut from = start_bound(key_prefix, filter, self.resume.after.as_deref());
+        loop {
+            let ahead = StatAhead {
+                key_prefix,
+                filter,
+                after: self.resume.after.as_deref(),
+                budget: self
+                    .max
+                    .saturating_sub(self.page.objects.len() + self.page.common_prefixes.len()),
+            };
+            let Some((fd, w)) = self.store.window(rel, from.as_ref(), Some(ahead)) else {
+                return Flow::Continue(()); // a missing directory holds nothing
+            };
+            if self.visit_window(rel, key_prefix, filter, fd.as_fd(), &w)? {
+                return Flow::Continue(());
+            }
+            from = w.next();
+            if from.is_none() {
+                return Flow::Continue(());
+            }
+        }
+    }
+
+    /// Visits the entries of one window of directory `rel` (see `visit`);
+    /// true if the walk of this directory ends within it.
+    fn visit_window(
+        &mut self,
+        rel: &str,
+        key_prefix: &str,
+        filter: &str,
+        fd: BorrowedFd<'_>,
+        w: &Window,
+    ) -> std::ops::ControlFlow<(), bool> {
+        let entries = &w.entries;
         let mut start = entries.partition_point(|e| e.sort_key.as_ref() < filter);
         if let Some(after) = self.resume.after.as_deref() {
             if let Some(rest) = after.strip_prefix(key_prefix) {
@@ -472,25 +331,44 @@ impl Walk<'_> {
                 start = start.max(if straddles { pos - 1 } else { pos });
             }
         }
+        // On a shared file system each stat is a round trip to a server:
+        // the files the page will return are looked up together.
+        let mut found = if self.store.profile.shared {
+            self.look_up_ahead(fd, key_prefix, filter, w, start)
+        } else {
+            HashMap::new()
+        };
         let mut key = String::with_capacity(key_prefix.len() + 64);
-        for e in &entries[start..] {
+        for (i, e) in entries.iter().enumerate().skip(start) {
             if !e.sort_key.starts_with(filter) {
-                break;
+                return std::ops::ControlFlow::Continue(true);
             }
             key.clear();
             key.push_str(key_prefix);
             key.push_str(&e.sort_key);
             match e.kind {
                 Kind::Dir => self.visit_dir(rel, &key, e.name())?,
-                Kind::File => self.visit_file(fd.as_fd(), &key, e.name(), e.stat.as_deref())?,
+                Kind::File => {
+                    let info = match found.remove(&i) {
+                        Some(info) => info,
+                        None => {
+                            let read = w.stats.get(i).and_then(|s| s.as_deref());
+                            self.stat_unless_passed(fd, &key, e.name(), read)
+                        }
+                    };
+                    self.visit_file(&key, info)?
+                }
                 // A marker in the bucket itself would be the key "/", which
                 // no request can make.
                 Kind::Marker if key_prefix.is_empty() => {}
-                Kind::Marker => self.visit_file(fd.as_fd(), &key, DIR_ENTRY, None)?,
+                Kind::Marker => {
+                    let info = self.stat_unless_passed(fd, &key, DIR_ENTRY, None);
+                    self.visit_file(&key, info)?
+                }
                 Kind::DirSelf => self.visit_self(rel, &key, e.name())?,
             }
         }
-        Flow::Continue(())
+        std::ops::ControlFlow::Continue(!w.more)
     }
 
     fn skipped(&self, key: &str) -> bool {
@@ -511,14 +389,9 @@ impl Walk<'_> {
             .map(|i| &key[..self.prefix.len() + i + d.len()])
     }
 
-    /// `read`: the file's attributes if taken as the directory was read.
-    fn visit_file(
-        &mut self,
-        dir: BorrowedFd<'_>,
-        key: &str,
-        name: &str,
-        read: Option<&Stat>,
-    ) -> Flow {
+    /// `info`: the file's listing entry, if it is one
+    /// (`stat_unless_passed`).
+    fn visit_file(&mut self, key: &str, info: Option<ObjectInfo>) -> Flow {
         if self.skipped(key) {
             return Flow::Continue(());
         }
@@ -526,10 +399,82 @@ impl Walk<'_> {
             let cp = cp.to_string();
             return self.emit_prefix(cp);
         }
-        let Some(info) = stat_object(dir, key, name, read) else {
+        let Some(info) = info else {
             return Flow::Continue(()); // removed meanwhile
         };
         self.emit(format!("k:{key}"), |page| page.objects.push(info))
+    }
+
+    /// The listing entry of file `name` under `key`, unless the walk would
+    /// not list it as an object (skipped, or rolled up in a prefix): no stat
+    /// for those. `read`: its attributes if taken as the directory was read.
+    fn stat_unless_passed(
+        &self,
+        dir: BorrowedFd<'_>,
+        key: &str,
+        name: &str,
+        read: Option<&Stat>,
+    ) -> Option<ObjectInfo> {
+        if self.skipped(key) || self.common_prefix(key).is_some() {
+            return None;
+        }
+        stat_object(dir, key, name, read)
+    }
+
+    /// The listing entries of the files from `start` in window `w` that
+    /// this page will return as objects, by entry index, looked up by up
+    /// to `LOOKUP_THREADS` threads at once. Stops at the first directory
+    /// (the keys below it may fill the page).
+    fn look_up_ahead(
+        &self,
+        fd: BorrowedFd<'_>,
+        key_prefix: &str,
+        filter: &str,
+        w: &Window,
+        start: usize,
+    ) -> HashMap<usize, Option<ObjectInfo>> {
+        let budget = self
+            .max
+            .saturating_sub(self.page.objects.len() + self.page.common_prefixes.len());
+        let mut wanted: Vec<(usize, String)> = Vec::new();
+        for (i, e) in w.entries.iter().enumerate().skip(start) {
+            if wanted.len() >= budget || !e.sort_key.starts_with(filter) {
+                break;
+            }
+            match e.kind {
+                Kind::File => {}
+                Kind::Marker => continue,
+                Kind::Dir | Kind::DirSelf => break,
+            }
+            let key = format!("{key_prefix}{}", e.sort_key);
+            if !self.skipped(&key) && self.common_prefix(&key).is_none() {
+                wanted.push((i, key));
+            }
+        }
+        if wanted.len() < 2 {
+            return HashMap::new();
+        }
+        let per_thread = wanted.len().div_ceil(LOOKUP_THREADS);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = wanted
+                .chunks(per_thread)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|(i, key)| {
+                                let read = w.stats.get(*i).and_then(|s| s.as_deref());
+                                (*i, stat_object(fd, key, w.entries[*i].name(), read))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            // A part whose thread failed is looked up again one by one.
+            parts
+                .into_iter()
+                .flat_map(|p| p.join().unwrap_or_default())
+                .collect()
+        })
     }
 
     /// The object directory `name` of `parent_rel` may hold as its
@@ -598,26 +543,65 @@ impl Walk<'_> {
         if self.store.profile.shared && self.resume.after.is_none() {
             return self.store.any_object(rel, false);
         }
-        let Some((_, entries)) = self.store.sorted_entries(rel, None) else {
-            return false;
-        };
-        entries.iter().any(|e| {
-            let key = format!("{dir_key}{}", e.sort_key);
-            match e.kind {
-                Kind::Dir => {
-                    !self
-                        .resume
-                        .skip_prefix
-                        .as_deref()
-                        .is_some_and(|p| key.starts_with(p))
-                        && self.has_object(&format!("{rel}/{}", e.name()), &key)
+        let mut from = None;
+        loop {
+            let Some((_, w)) = self.store.window(rel, from.as_ref(), None) else {
+                return false;
+            };
+            let found = w.entries.iter().any(|e| {
+                let key = format!("{dir_key}{}", e.sort_key);
+                match e.kind {
+                    Kind::Dir => {
+                        !self
+                            .resume
+                            .skip_prefix
+                            .as_deref()
+                            .is_some_and(|p| key.starts_with(p))
+                            && self.has_object(&format!("{rel}/{}", e.name()), &key)
+                    }
+                    Kind::File | Kind::Marker => !self.skipped(&key),
+                    Kind::DirSelf => {
+                        !self.skipped(&key) && self.self_entry(rel, &key, e.name()).is_some()
+                    }
                 }
-                Kind::File | Kind::Marker => !self.skipped(&key),
-                Kind::DirSelf => {
-                    !self.skipped(&key) && self.self_entry(rel, &key, e.name()).is_some()
-                }
+            });
+            from = w.next();
+            if found || from.is_none() {
+                return found;
             }
-        })
+        }
+    }
+}
+
+/// Where the walk of a directory whose keys start with `key_prefix` starts:
+/// at `filter`, and after `after` where `after` falls in this directory,
+/// a subdirectory `x/` whose keys straddle it included.
+fn start_bound(key_prefix: &str, filter: &str, after: Option<&str>) -> Option<Bound> {
+    let by_filter = (!filter.is_empty()).then(|| Bound {
+        key: filter.into(),
+        inclusive: true,
+    });
+    let by_after =
+        after
+            .and_then(|a| a.strip_prefix(key_prefix))
+            .map(|rest| match rest.find('/') {
+                Some(i) => Bound {
+                    key: rest[..=i].into(),
+                    inclusive: true,
+                },
+                None => Bound {
+                    key: rest.into(),
+                    inclusive: false,
+                },
+            });
+    match (by_filter, by_after) {
+        // The narrower of the two.
+        (Some(f), Some(a)) => Some(if Bound::covers(Some(&f), Some(&a)) {
+            a
+        } else {
+            f
+        }),
+        (f, a) => f.or(a),
     }
 }
 

@@ -7,16 +7,15 @@
 //! directory (`copy_file_range`: no data passes through user space) and
 //! renames it into place, so the object appears whole or not at all.
 
-use crate::fscalls::{read_dir, statat, unlinkat};
+use crate::fscalls::{read_dir, unlinkat};
 use crate::meta::{self, StoredMeta};
 use crate::names::dir_rel;
 use crate::names::{validate_bucket_name, validate_key};
 use crate::put::Source;
 use crate::*;
 use md5::{Digest, Md5};
-use rustix::fs::{AtFlags, FileType};
+use rustix::fs::AtFlags;
 use std::io::Read;
-use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -525,82 +524,6 @@ impl Store {
         out.sort_by(|a, b| (a.key.as_bytes(), a.initiated).cmp(&(b.key.as_bytes(), b.initiated)));
         Ok(out)
     }
-
-    /// Removes temporaries left by killed writers anywhere under the data
-    /// root: those older than `older_than`, and any whose writer was a
-    /// process of this host that has exited. Other young ones may belong to
-    /// a live writer on another node and are left alone. Returns how many
-    /// went.
-    pub fn sweep_temporaries(&self, older_than: std::time::Duration) -> Result<usize> {
-        let root = self
-            .open_listing("")
-            .map_err(|e| S3Error::from_io(&e, "data root"))?;
-        let cutoff = SystemTime::now()
-            .checked_sub(older_than)
-            .unwrap_or(UNIX_EPOCH);
-        Ok(sweep_dir(&root, cutoff, self.profile.fcntl_locks))
-    }
-}
-
-/// Whether a live writer (on any node) holds a lock on temporary `name`.
-fn writer_holds_lock(dir: &std::os::fd::OwnedFd, name: &std::ffi::CStr) -> bool {
-    let flags = rustix::fs::OFlags::RDONLY
-        | rustix::fs::OFlags::NOFOLLOW
-        | rustix::fs::OFlags::NONBLOCK
-        | rustix::fs::OFlags::CLOEXEC;
-    crate::fscalls::openat(dir.as_fd(), name, flags, rustix::fs::Mode::empty())
-        .is_ok_and(|fd| crate::probe::locked_by_other(fd.as_fd()))
-}
-
-fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime, locks: bool) -> usize {
-    let Ok(entries) = read_dir(dir) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let bytes = name.to_bytes();
-        if bytes == b"." || bytes == b".." {
-            continue;
-        }
-        let Ok(st) = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else {
-            continue;
-        };
-        match FileType::from_raw_mode(st.st_mode) {
-            FileType::Directory => {
-                let flags = rustix::fs::OFlags::RDONLY
-                    | rustix::fs::OFlags::DIRECTORY
-                    | rustix::fs::OFlags::NOFOLLOW
-                    | rustix::fs::OFlags::CLOEXEC;
-                if let Ok(sub) =
-                    crate::fscalls::openat(dir.as_fd(), name, flags, rustix::fs::Mode::empty())
-                {
-                    removed += sweep_dir(&sub, cutoff, locks);
-                    // A directory a killed writer made while moving an object
-                    // into a directory of its name (`nested`): it holds at
-                    // most a second link to that object.
-                    if bytes.starts_with(crate::temp::TEMP_PREFIX.as_bytes())
-                        && (meta::mtime(&st) <= cutoff || crate::temp::writer_is_gone(bytes))
-                    {
-                        let _ = unlinkat(&sub, crate::names::SELF_ENTRY, AtFlags::empty());
-                        if unlinkat(dir, name, AtFlags::REMOVEDIR).is_ok() {
-                            removed += 1;
-                        }
-                    }
-                }
-            }
-            FileType::RegularFile
-                if crate::temp::is_temp(bytes)
-                    && (meta::mtime(&st) <= cutoff || crate::temp::writer_is_gone(bytes))
-                    && !(locks && writer_holds_lock(dir, name))
-                    && unlinkat(dir, name, AtFlags::empty()).is_ok() =>
-            {
-                removed += 1;
-            }
-            _ => {}
-        }
-    }
-    removed
 }
 
 /// AWS's rules for a multipart upload's checksum: SHA algorithms compose
@@ -779,23 +702,5 @@ mod tests {
             .objects
             .is_empty());
         s.delete_bucket("bkt").unwrap();
-    }
-
-    #[test]
-    fn sweep_removes_only_old_temporaries() {
-        let (d, s) = store(EtagPolicy::Fast);
-        std::fs::create_dir_all(d.path().join("bkt/a")).unwrap();
-        let tmp = d.path().join("bkt/a/.s3hpc-tmp.otherhost.1.0");
-        std::fs::write(&tmp, b"partial").unwrap();
-        std::fs::write(d.path().join("bkt/a/obj"), b"keep").unwrap();
-        assert_eq!(
-            s.sweep_temporaries(std::time::Duration::from_secs(3600))
-                .unwrap(),
-            0
-        );
-        assert!(tmp.exists());
-        assert_eq!(s.sweep_temporaries(std::time::Duration::ZERO).unwrap(), 1);
-        assert!(!tmp.exists());
-        assert!(d.path().join("bkt/a/obj").exists());
     }
 }

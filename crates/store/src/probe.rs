@@ -79,6 +79,17 @@ pub struct FsProfile {
     /// directory was read). Listings there stat files as they read them.
     /// From the mount type.
     pub stat_with_readdir: bool,
+    /// A directory's stamp (inode, times, size) from a forced stat
+    /// (`AT_STATX_FORCE_SYNC`) reflects every client's change to it, so a
+    /// listing may reuse what it read while the stamp stays: local file
+    /// systems; CephFS (kernel or FUSE: the metadata server recalls the
+    /// capabilities of a directory another client changes), NFS, Lustre
+    /// and GPFS (a forced stat asks the server, which orders it after
+    /// every change), and MooseFS (its client answers a getattr from the
+    /// master, or from a directory open at that moment on this mount).
+    /// Not GlusterFS, whose client caches attributes for a second whatever
+    /// the kernel asks, nor any type not known.
+    pub coherent_dir_stamps: bool,
 }
 
 impl Default for FsProfile {
@@ -98,6 +109,7 @@ impl Default for FsProfile {
             d_type: false,
             rename_gap: true,
             stat_with_readdir: false,
+            coherent_dir_stamps: false,
         }
     }
 }
@@ -207,6 +219,15 @@ fn rename_gap(fs_type: i64, mount_type: Option<&str>) -> bool {
 
 /// Whether FUSE mount type `t` (as [`mount_type`] names it) is MooseFS's
 /// client (`fuse.mfs`, `fuse.mfsmount`, `fuse.moosefs`).
+/// See `FsProfile::coherent_dir_stamps`.
+fn coherent_dir_stamps(fs_name: &str, mount_type: Option<&str>) -> bool {
+    match fs_name {
+        "ceph" | "nfs" | "lustre" | "gpfs" => true,
+        "fuse" => mount_type.is_some_and(|t| is_moosefs(t) || t.starts_with("fuse.ceph")),
+        _ => false,
+    }
+}
+
 fn is_moosefs(t: &str) -> bool {
     t.starts_with("fuse.mfs") || t.starts_with("fuse.moosefs")
 }
@@ -303,6 +324,9 @@ impl FsProfile {
             p.rename_gap = rename_gap(fs_type, mount.as_deref());
             p.stat_with_readdir =
                 fs_type == FUSE_SUPER_MAGIC && mount.as_deref().is_some_and(is_moosefs);
+            p.coherent_dir_stamps = coherent_dir_stamps(&p.fs_name, mount.as_deref());
+        } else {
+            p.coherent_dir_stamps = true;
         }
         let Ok(s) = Scratch::new(dir) else {
             return p;

@@ -59,34 +59,27 @@ fn host_field() -> String {
         .collect()
 }
 
+/// The host and pid a temporary's name says its writer was.
+fn writer_of(name: &[u8]) -> Option<(&str, i32)> {
+    let (host, pid) = if let Some(rest) = name.strip_prefix(TEMP_PREFIX.as_bytes()) {
+        // `.s3hpc-tmp.HOST.PID.N`
+        let mut fields = std::str::from_utf8(rest).ok()?.split('.');
+        (fields.next()?, fields.next()?)
+    } else {
+        // `s3hpc-tmp-HOST-PID-N`: the host may hold `-`, so from the right.
+        let rest = std::str::from_utf8(rsync_mark(name)?).ok()?;
+        let mut fields = rest.rsplitn(3, '-');
+        let (_, pid, host) = (fields.next()?, fields.next()?, fields.next()?);
+        (host, pid)
+    };
+    Some((host, pid.parse().ok()?))
+}
+
 /// Whether a temporary's name says it belongs to a process of this host
 /// that has exited: such a file can have no live writer, whatever its age.
 /// A reused pid only makes the answer "alive", which keeps the file.
 pub(crate) fn writer_is_gone(name: &[u8]) -> bool {
-    let (host, pid) = if let Some(rest) = name.strip_prefix(TEMP_PREFIX.as_bytes()) {
-        // `.s3hpc-tmp.HOST.PID.N`
-        let Ok(rest) = std::str::from_utf8(rest) else {
-            return false;
-        };
-        let mut fields = rest.split('.');
-        let (Some(host), Some(pid)) = (fields.next(), fields.next()) else {
-            return false;
-        };
-        (host, pid)
-    } else if let Some(rest) = rsync_mark(name) {
-        // `s3hpc-tmp-HOST-PID-N`: the host may hold `-`, so from the right.
-        let Ok(rest) = std::str::from_utf8(rest) else {
-            return false;
-        };
-        let mut fields = rest.rsplitn(3, '-');
-        let (Some(_), Some(pid), Some(host)) = (fields.next(), fields.next(), fields.next()) else {
-            return false;
-        };
-        (host, pid)
-    } else {
-        return false;
-    };
-    let Ok(pid) = pid.parse::<i32>() else {
+    let Some((host, pid)) = writer_of(name) else {
         return false;
     };
     if host != host_field() || pid as u32 == std::process::id() {
@@ -99,6 +92,14 @@ pub(crate) fn writer_is_gone(name: &[u8]) -> bool {
         ),
         None => false,
     }
+}
+
+/// Whether a temporary is this process's own: a sweep running beside the
+/// requests it serves must leave it, whatever its age (its lock, if any,
+/// does not show to its own process).
+pub(crate) fn is_own(name: &[u8]) -> bool {
+    writer_of(name)
+        .is_some_and(|(host, pid)| pid as u32 == std::process::id() && host == host_field())
 }
 
 /// What follows [`TEMP_MARK`] in an rsync-style temporary's name
@@ -163,10 +164,13 @@ mod tests {
         let mut name = String::new();
         TempNames::new().next(&mut name);
         // Our own temporaries belong to a live writer.
-        assert!(!writer_is_gone(name.as_bytes()));
+        assert!(!writer_is_gone(name.as_bytes()) && is_own(name.as_bytes()));
+        let mut rsync = String::new();
+        TempNames::new().next_for("obj", &mut rsync);
+        assert!(is_own(rsync.as_bytes()), "{rsync}");
         // A pid far above any pid_max on this host cannot be running.
         let dead = format!("{TEMP_PREFIX}{}.2147483000.7", host_field());
-        assert!(writer_is_gone(dead.as_bytes()));
+        assert!(writer_is_gone(dead.as_bytes()) && !is_own(dead.as_bytes()));
         // Another host's writer may be alive: never judged gone.
         assert!(!writer_is_gone(
             format!("{TEMP_PREFIX}elsewhere-node.2147483000.7").as_bytes()

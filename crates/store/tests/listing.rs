@@ -307,31 +307,7 @@ fn paging_matches_the_model_exactly() {
                 .map(|i| i.text().to_string())
                 .collect::<Vec<_>>()
         );
-        for (prefix, d) in [
-            ("", None),
-            ("", Some("/")),
-            ("a", Some("/")),
-            ("a/", None),
-            ("", Some("-")),
-            ("", Some("b/")),
-            ("a!/", Some("/")),
-            ("é", Some("a")),
-            ("a/", Some("/")),
-            ("a/a", Some("/")),
-            ("a/a/", Some("/")),
-            ("b/", None),
-        ] {
-            let want = model_list(&keys, prefix, d, None);
-            for max_keys in [1, 2, 7] {
-                for paging in [Paging::Token, Paging::Marker] {
-                    let got = list_items(s, BUCKET, &req(prefix, d), max_keys, paging);
-                    assert_eq!(
-                        got, want,
-                        "seed {seed} prefix {prefix:?} delimiter {d:?} max {max_keys} {paging:?}"
-                    );
-                }
-            }
-        }
+        check_paging(s, &keys, &format!("seed {seed}"));
         // Deleting keys in random order (objects that are also prefixes,
         // markers, and what lies below them) keeps the listing on the model
         // and prunes every directory left without objects.
@@ -349,6 +325,79 @@ fn paging_matches_the_model_exactly() {
             }
         }
         assert!(walk(&env.root().join(BUCKET)).is_empty(), "seed {seed}");
+    }
+}
+
+/// Stores over `env`'s tree taking each listing path: local, shared with
+/// trusted directory stamps, and shared without.
+fn every_path(env: &Env) -> [(&'static str, Store); 3] {
+    let shared = |coherent: bool| {
+        Store::open_adjusted(env.root(), env.store.config(), |p| {
+            p.shared = true;
+            p.coherent_dir_stamps = coherent;
+        })
+        .unwrap()
+    };
+    [
+        (
+            "local",
+            Store::open(env.root(), env.store.config()).unwrap(),
+        ),
+        ("shared", shared(true)),
+        ("shared, stamps not trusted", shared(false)),
+    ]
+}
+
+/// Every page size and way of paging through `keys` (in `s`'s bucket)
+/// with a range of prefixes and delimiters yields the model's listing.
+fn check_paging(s: &Store, keys: &[String], what: &str) {
+    for (prefix, d) in [
+        ("", None),
+        ("", Some("/")),
+        ("a", Some("/")),
+        ("a/", None),
+        ("", Some("-")),
+        ("", Some("b/")),
+        ("a!/", Some("/")),
+        ("é", Some("a")),
+        ("a/", Some("/")),
+        ("a/a", Some("/")),
+        ("a/a/", Some("/")),
+        ("b/", None),
+    ] {
+        let want = model_list(keys, prefix, d, None);
+        for max_keys in [1, 2, 7] {
+            for paging in [Paging::Token, Paging::Marker] {
+                let got = list_items(s, BUCKET, &req(prefix, d), max_keys, paging);
+                assert_eq!(
+                    got, want,
+                    "{what} prefix {prefix:?} delimiter {d:?} max {max_keys} {paging:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Directories read a few entries at a time (windows far smaller than the
+/// directory, as a directory of millions gets), from the cache and not,
+/// on local and shared file systems' paths: the same listings.
+#[test]
+fn paging_across_small_windows_matches_the_model() {
+    let (env, keys) = generated_env(5, 150);
+    // Past the racy margins (local and shared), so windows are cached.
+    std::thread::sleep(Duration::from_millis(1100));
+    let stores = every_path(&env);
+    for (what, s) in &stores {
+        for window in [1, 3, 8] {
+            s.set_listing_window(window);
+            check_paging(s, &keys, &format!("{what}, window {window}"));
+        }
+        let (windows, _) = s.listing_cache_usage();
+        if what.contains("not trusted") {
+            assert_eq!(windows, 0, "{what}: nothing cached");
+        } else {
+            assert!(windows > 0, "{what}: windows cached");
+        }
     }
 }
 
@@ -523,6 +572,35 @@ fn non_utf8_and_special_entries_are_skipped() {
     assert_eq!(env.keys(), ["ok"]);
 }
 
+/// The keys of `first` (a page of `r`) and of every page after it;
+/// `before(n)` runs before page n (2, 3, ...) is asked for.
+fn pages_on(
+    s: &Store,
+    r: &ListRequest,
+    first: &ListPage,
+    mut before: impl FnMut(usize),
+) -> Vec<String> {
+    let mut keys: Vec<String> = first.objects.iter().map(|o| o.key.clone()).collect();
+    let mut token = first.next_token.clone();
+    let mut n = 1;
+    while let Some(t) = token {
+        n += 1;
+        before(n);
+        let page = s
+            .list_objects(
+                BUCKET,
+                &ListRequest {
+                    continuation_token: Some(t),
+                    ..r.clone()
+                },
+            )
+            .unwrap();
+        keys.extend(page.objects.iter().map(|o| o.key.clone()));
+        token = page.next_token.clone();
+    }
+    keys
+}
+
 #[test]
 fn cached_listing_sees_files_created_between_pages() {
     let env = Env::new();
@@ -541,33 +619,18 @@ fn cached_listing_sees_files_created_between_pages() {
     };
     let first = s.list_objects(BUCKET, &r).unwrap();
     assert_eq!(first.objects.len(), 1000);
-    let mut keys: Vec<String> = first.objects.iter().map(|o| o.key.clone()).collect();
     // Changes after page 1: one through the engine, one behind its back, one
     // removal, each where a later page will look.
     env.put("big/f03000x", b"engine");
     fs::write(env.path("big/f04500x"), b"posix").unwrap();
     fs::remove_file(env.path("big/f02000")).unwrap();
-    let mut token = first.next_token.clone();
-    let mut pages = 1;
-    while let Some(t) = token {
-        let page = s
-            .list_objects(
-                BUCKET,
-                &ListRequest {
-                    continuation_token: Some(t),
-                    ..r.clone()
-                },
-            )
-            .unwrap();
-        keys.extend(page.objects.iter().map(|o| o.key.clone()));
-        token = page.next_token.clone();
-        pages += 1;
-        if pages == 3 {
+    let keys = pages_on(s, &r, &first, |page| {
+        if page == 4 {
             // And one more, immediately before the next page, within any
             // timestamp granularity of the previous read.
             fs::write(env.path("big/f04900y"), b"quick").unwrap();
         }
-    }
+    });
     assert!(
         keys.contains(&"big/f03000x".to_string()),
         "engine-created file missed"
@@ -638,4 +701,79 @@ fn stat_with_readdir_lists_the_same_objects() {
             }
         }
     }
+}
+
+/// A continuation page reads what changed since the previous page, on every
+/// path: a key PUT (through the engine or behind its back) after the
+/// marker appears, a deleted one does not, whether the windows of the
+/// directory were cached (local, shared with trusted stamps) or not.
+#[test]
+fn paging_sees_puts_and_deletes_between_pages_on_every_path() {
+    let env = Env::new();
+    fs::create_dir(env.path("big")).unwrap();
+    for i in 0..3000 {
+        fs::write(env.path(&format!("big/f{i:05}")), b"").unwrap();
+    }
+    let stores = every_path(&env);
+    let r = ListRequest {
+        prefix: "big/".into(),
+        max_keys: 1000,
+        ..Default::default()
+    };
+    for (round, (what, s)) in stores.iter().enumerate() {
+        // Settled past every racy margin, so the first page's window is
+        // cached where it may be, and small windows: the next page's
+        // window is one the cache holds.
+        std::thread::sleep(Duration::from_millis(1100));
+        s.set_listing_window(1500);
+        let first = s.list_objects(BUCKET, &r).unwrap();
+        assert_eq!(first.objects.len(), 1000, "{what}");
+        let cached = s.listing_cache_usage().0;
+        assert_eq!(cached > 0, !what.contains("not trusted"), "{what}");
+        // Within the window page 1 read (and the cache may hold), after
+        // its marker.
+        let engine = format!("big/f01200x{round}");
+        let posix = format!("big/f01300y{round}");
+        let gone = format!("big/f{:05}", 1400 + round);
+        env.put(&engine, b"engine");
+        fs::write(env.path(&posix), b"posix").unwrap();
+        s.delete_object(BUCKET, &gone).unwrap();
+        let keys = pages_on(s, &r, &first, |_| {});
+        for k in [&engine, &posix] {
+            assert!(keys.contains(k), "{what}: {k} missed");
+        }
+        assert!(!keys.contains(&gone), "{what}: deleted {gone} listed");
+        let mut sorted = keys.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted, keys, "{what}: out of order or duplicated");
+        let (all, _) = list_all(s, BUCKET, &r, 1000);
+        assert_eq!(all, keys, "{what}: a fresh listing differs");
+    }
+}
+
+/// However many directories are listed, the cache holds a bounded number
+/// of windows.
+#[test]
+fn listing_cache_stays_bounded() {
+    let env = Env::new();
+    for d in 0..50 {
+        fs::create_dir(env.path(&format!("d{d:02}"))).unwrap();
+        for i in 0..20 {
+            fs::write(env.path(&format!("d{d:02}/f{i:02}")), b"").unwrap();
+        }
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let s = &env.store;
+    s.set_listing_window(4);
+    for d in 0..50 {
+        let (keys, _) = list_all(s, BUCKET, &req(&format!("d{d:02}/"), None), 3);
+        assert_eq!(keys.len(), 20);
+    }
+    let (windows, bytes) = s.listing_cache_usage();
+    assert!((1..=32).contains(&windows), "{windows} windows cached");
+    assert!(
+        bytes < 32 * 4 * 64,
+        "{bytes} bytes for {windows} windows of 4"
+    );
 }

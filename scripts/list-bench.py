@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Listing a directory of N objects through `s3hpc serve --http`, against
+`find DIR -type f -size -1k` and `ls -f DIR`, and the time from the
+server's start to its first answer on that tree (issue 27).
+
+For each N: makes a bucket directory holding N files of --size bytes (plain
+files, as POSIX tools write them: no stored ETag; `--keep` keeps them for
+the next run), starts the server on the data root, times its first answer,
+lists every key with ListObjectsV2 (pages of 1000) and times each page,
+then times `find` and `ls -f` on the same directory, the three in turn
+--reps times. Prints one row per N (medians; list/find the median of the
+repetitions' ratios):
+
+  N, pages, total, median page, p90 page, find, ls -f, list/find, start-up
+
+The listing client is a raw HTTP client with a regex for the keys
+(`--client raw`, the server's cost and little of the client's), or boto3's
+paginator (`--client boto3`, what a user sees; parsing a page costs it
+about 20 ms of Python). Start-up is the time from spawning the server to
+the first answer to a ListObjectsV2 of one key. A temporary of a killed
+writer (a dead pid of this host) is planted in the directory first; the
+script checks the server's background sweep removes it.
+
+  scripts/list-bench.py --root /dev/shm/lb --sizes 100000,1000000
+  scripts/cluster exec node1 scripts/list-bench.py --root MNT/lb --sizes 100000 --make-only
+  scripts/cluster exec node2 scripts/list-bench.py --root MNT/lb --sizes 100000
+
+(the objects made on one node, listed from another).
+"""
+import argparse
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import http.client
+import urllib.parse
+
+BUCKET = "listbench"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_tree(root, n, size):
+    d = os.path.join(root, BUCKET, f"d{n}")
+    os.makedirs(d, exist_ok=True)
+    have = len(os.listdir(d))
+    if have >= n:
+        return d
+    body = b"x" * size
+    fd_dir = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for i in range(n):
+            name = f"obj-{i:08d}"
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=fd_dir)
+            if body:
+                os.write(fd, body)
+            os.close(fd)
+    finally:
+        os.close(fd_dir)
+    return d
+
+
+def plant_dead_temporary(d):
+    """A temporary as a killed writer of this host leaves it."""
+    host = "".join(c for c in socket.gethostname() if c.isalnum() or c == "-")[:40]
+    # A pid above any pid_max: no such process.
+    name = f".obj-dead.s3hpc-tmp-{host}-2147483000-0"
+    path = os.path.join(d, name)
+    with open(path, "wb") as f:
+        f.write(b"partial")
+    # And older than the sweep's age, for a server on another node.
+    old = time.time() - 7 * 3600
+    os.utime(path, (old, old))
+    return path
+
+
+def list_raw(port, prefix, page_times):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    token = None
+    keys = 0
+    while True:
+        q = {"list-type": "2", "prefix": prefix, "max-keys": "1000"}
+        if token:
+            q["continuation-token"] = token
+        t = time.perf_counter()
+        conn.request("GET", f"/{BUCKET}?{urllib.parse.urlencode(q)}")
+        r = conn.getresponse()
+        body = r.read()
+        page_times.append(time.perf_counter() - t)
+        if r.status != 200:
+            raise RuntimeError(f"HTTP {r.status}: {body[:300]!r}")
+        keys += body.count(b"<Key>")
+        m = re.search(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>", body)
+        if not m:
+            return keys
+        token = m.group(1).decode()
+        token = token.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
+
+
+def list_boto3(port, prefix, page_times):
+    import boto3
+    from botocore import UNSIGNED
+    from botocore.config import Config
+    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+                      config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"}))
+    keys = 0
+    t = time.perf_counter()
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix,
+                                                             PaginationConfig={"PageSize": 1000}):
+        now = time.perf_counter()
+        page_times.append(now - t)
+        t = now
+        keys += len(page.get("Contents", []))
+    return keys
+
+
+def first_answer(port, proc, deadline=600):
+    """Seconds until the server answers a one-key listing."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("server exited")
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", f"/{BUCKET}?list-type=2&max-keys=1")
+            r = c.getresponse()
+            if r.status == 200:
+                return time.perf_counter() - t0
+            raise RuntimeError(f"HTTP {r.status}: {r.read()[:300]!r}")
+        except OSError:
+            pass
+        time.sleep(0.005)
+    raise RuntimeError("no answer")
+
+
+def timed(argv, reps):
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", required=True, help="data root (the bucket directory goes in it)")
+    ap.add_argument("--sizes", default="10000,100000", help="comma-separated N")
+    ap.add_argument("--bin", default="target/release/s3hpc")
+    ap.add_argument("--client", choices=["raw", "boto3"], default="raw")
+    ap.add_argument("--size", type=int, default=0, help="bytes per file (tmpfs: 0 keeps 1M files in RAM small)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of list, find and ls, in turn (medians)")
+    ap.add_argument("--keep", action="store_true", help="keep the trees")
+    ap.add_argument("--make-only", action="store_true",
+                    help="only make the trees (on one node, then run the rest on another)")
+    a = ap.parse_args()
+    rows = []
+    if a.make_only:
+        for n in [int(x) for x in a.sizes.split(",")]:
+            t = time.perf_counter()
+            make_tree(a.root, n, a.size)
+            print(f"N={n}: made in {time.perf_counter() - t:.1f} s")
+        return
+    for n in [int(x) for x in a.sizes.split(",")]:
+        d = make_tree(a.root, n, a.size)
+        tmp = plant_dead_temporary(d)
+        port = free_port()
+        log = open(os.path.join(a.root, f"serve-{n}.log"), "w+")
+        argv = [os.path.abspath(a.bin), "serve", "--data", a.root, "--http", f"127.0.0.1:{port}", "--anonymous"]
+        proc = subprocess.Popen(argv, stdout=log, stderr=log)
+        try:
+            start = first_answer(port, proc)
+            # Listing, find and ls in turn, --reps times: the machine's
+            # load changes less between neighbours.
+            pages, totals, finds, lss = [], [], [], []
+            for _ in range(a.reps):
+                these = []
+                t = time.perf_counter()
+                got = (list_raw if a.client == "raw" else list_boto3)(port, f"d{n}/", these)
+                totals.append(time.perf_counter() - t)
+                pages += these
+                if got != n:
+                    print(f"N={n}: listed {got} keys", file=sys.stderr)
+                finds.append(timed(["find", d, "-type", "f", "-size", "-1k"], 1))
+                lss.append(timed(["ls", "-f", d], 1))
+            # The sweep in the background removed the planted temporary.
+            t0 = time.time()
+            while os.path.exists(tmp) and time.time() - t0 < 120:
+                time.sleep(0.1)
+            swept = not os.path.exists(tmp)
+        finally:
+            proc.terminate()
+            proc.wait()
+        log.seek(0)
+        sweep_line = [l.strip() for l in log if "stale temporaries removed" in l]
+        total, find, ls = (statistics.median(x) for x in (totals, finds, lss))
+        pages_sorted = sorted(pages)
+        p90 = pages_sorted[int(0.9 * (len(pages_sorted) - 1))]
+        ratios = sorted(t / f for t, f in zip(totals, finds))
+        rows.append((n, len(pages) // a.reps, total, statistics.median(pages), p90, find, ls,
+                     statistics.median(ratios), start, swept, sweep_line[-1] if sweep_line else "?",
+                     ratios))
+        if not a.keep:
+            subprocess.run(["rm", "-rf", d], check=True)
+    print(f"client {a.client}, {a.bin}")
+    print("| N | pages | total s | median page ms | p90 page ms | find s | ls -f s | list/find "
+          "| first answer s | dead temporary swept |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (n, pages, total, med, p90, find, ls, ratio, start, swept, line, _) in rows:
+        print(f"| {n} | {pages} | {total:.2f} | {med * 1000:.1f} | {p90 * 1000:.1f} | {find:.2f} "
+              f"| {ls:.2f} | {ratio:.2f} | {start:.3f} | {'yes' if swept else 'NO'} |")
+    for r in rows:
+        print(f"N={r[0]}: list/find per repetition {' '.join(f'{x:.2f}' for x in r[11])}; {r[10]}")
+
+
+if __name__ == "__main__":
+    main()
