@@ -5,7 +5,7 @@ use anyhow::Context;
 use clap::Args;
 use s3hpc_bench::stop::{signal_name, Stop};
 use s3hpc_client::EmbeddedClient;
-use s3hpc_http::{AuthConfig, HttpServer};
+use s3hpc_http::{AccessLog, AuthConfig, HttpServer, Metrics, MetricsServer};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig, STALE_AGE};
 use std::net::SocketAddr;
@@ -60,6 +60,14 @@ pub struct ServeArgs {
     /// for many mostly idle clients, a little more latency per request.
     #[arg(long, default_value_t = 0)]
     workers: usize,
+    /// Append a line per request to FILE (format: README, "Serving many
+    /// users"); SIGHUP reopens it, for logrotate.
+    #[arg(long, value_name = "FILE")]
+    access_log: Option<PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics, e.g.
+    /// 127.0.0.1:9100 (requests, bytes and latencies by operation).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
     /// At start, remove temporaries of killed writers older than this many
     /// seconds (those of exited processes on this host go whatever their
     /// age; younger ones may belong to live writers on other nodes).
@@ -119,6 +127,22 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         ..GatewayOptions::default()
     };
     let store = Arc::new(store);
+    let access_log = a
+        .access_log
+        .as_deref()
+        .map(AccessLog::open)
+        .transpose()?
+        .map(Arc::new);
+    let _reopen = access_log.clone().map(reopen_on_sighup).transpose()?;
+    let metrics = a.metrics.map(|_| Arc::new(Metrics::new()));
+    let metrics_server = match (a.metrics, &metrics) {
+        (Some(addr), Some(m)) => Some(
+            MetricsServer::bind(addr, m.clone())
+                .and_then(MetricsServer::spawn)
+                .context("starting the metrics listener (--metrics)")?,
+        ),
+        _ => None,
+    };
     let gateway = if a.rpc.is_empty() {
         None
     } else {
@@ -130,6 +154,14 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
             HttpServer::bind(addr, store, auth, &a.virtual_hosts)
                 .map(|server| match tls {
                     Some(tls) => server.with_tls(tls),
+                    None => server,
+                })
+                .map(|server| match &access_log {
+                    Some(log) => server.with_access_log(log.clone()),
+                    None => server,
+                })
+                .map(|server| match &metrics {
+                    Some(m) => server.with_metrics(m.clone()),
                     None => server,
                 })
                 .and_then(HttpServer::spawn)
@@ -147,6 +179,11 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         })
         .collect();
     listening.extend(http.iter().map(|h| h.endpoint()));
+    listening.extend(
+        metrics_server
+            .iter()
+            .map(|m| format!("{}/metrics", m.endpoint())),
+    );
     crate::say!(
         "s3hpc serve: {} (etag {}, durability {}; {swept} stale temporaries removed), \
          listening on {}",
@@ -169,6 +206,37 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     if let Some(h) = http {
         h.shutdown().context("stopping the HTTP server")?;
     }
+    if let Some(m) = metrics_server {
+        m.shutdown().context("stopping the metrics listener")?;
+    }
+    if let Some(log) = &access_log {
+        log.sync();
+    }
     crate::say!("s3hpc serve: stopped");
     Ok(())
+}
+
+/// Reopens the access log on each SIGHUP (logrotate renames the file, then
+/// signals). The returned handle ends the thread when dropped.
+fn reopen_on_sighup(log: Arc<AccessLog>) -> anyhow::Result<SignalsClose> {
+    let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGHUP])
+        .context("installing the SIGHUP handler")?;
+    let handle = signals.handle();
+    std::thread::Builder::new()
+        .name("sighup".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                log.reopen();
+            }
+        })
+        .context("starting the SIGHUP thread")?;
+    Ok(SignalsClose(handle))
+}
+
+struct SignalsClose(signal_hook::iterator::Handle);
+
+impl Drop for SignalsClose {
+    fn drop(&mut self) {
+        self.0.close();
+    }
 }
