@@ -5,7 +5,10 @@ use anyhow::Context;
 use clap::Args;
 use s3hpc_bench::stop::{signal_name, Stop};
 use s3hpc_client::EmbeddedClient;
-use s3hpc_http::{AccessLog, AuthConfig, HttpServer, Metrics, MetricsServer};
+use s3hpc_http::{
+    AccessLog, AuthConfig, HttpServer, Metrics, MetricsServer, Observation, Record, Transport,
+};
+use s3hpc_rpc::server::{Observer, Served};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig, STALE_AGE};
 use std::net::SocketAddr;
@@ -121,11 +124,6 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     let swept = store
         .sweep_temporaries(Duration::from_secs(a.sweep_age))
         .context("removing stale temporaries")?;
-    let opts = GatewayOptions {
-        max_connections: a.max_connections,
-        workers: a.workers,
-        ..GatewayOptions::default()
-    };
     let store = Arc::new(store);
     let access_log = a
         .access_log
@@ -142,6 +140,18 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
                 .context("starting the metrics listener (--metrics)")?,
         ),
         _ => None,
+    };
+    let observer = (access_log.is_some() || metrics.is_some()).then(|| {
+        Arc::new(RpcRecorder {
+            log: access_log.clone(),
+            metrics: metrics.clone(),
+        }) as Arc<dyn Observer>
+    });
+    let opts = GatewayOptions {
+        max_connections: a.max_connections,
+        workers: a.workers,
+        observer,
+        ..GatewayOptions::default()
     };
     let gateway = if a.rpc.is_empty() {
         None
@@ -238,5 +248,52 @@ struct SignalsClose(signal_hook::iterator::Handle);
 impl Drop for SignalsClose {
     fn drop(&mut self) {
         self.0.close();
+    }
+}
+
+/// The gateway's requests into the access log and metrics, as the HTTP
+/// server's go (transport `rpc`, no access key).
+#[derive(Debug)]
+struct RpcRecorder {
+    log: Option<Arc<AccessLog>>,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl Observer for RpcRecorder {
+    fn begin(&self) {
+        if let Some(m) = &self.metrics {
+            m.begin(Transport::Rpc);
+        }
+    }
+
+    fn end(&self, s: &Served<'_>) {
+        if let Some(m) = &self.metrics {
+            m.end(&Observation {
+                transport: Transport::Rpc,
+                operation: s.operation,
+                status: s.status,
+                bytes_in: s.bytes.0,
+                bytes_out: s.bytes.1,
+                micros: s.micros,
+            });
+        }
+        if let Some(log) = &self.log {
+            log.record(&Record {
+                time: s.time,
+                transport: Transport::Rpc.as_str(),
+                client: s.peer,
+                access_key: None,
+                // A request the gateway runs as itself acts as the server.
+                uid: s.uid.or(Some(rustix::process::geteuid().as_raw())),
+                operation: s.operation,
+                bucket: s.target.0,
+                key: s.target.1,
+                status: s.status,
+                bytes_in: s.bytes.0,
+                bytes_out: s.bytes.1,
+                micros: s.micros,
+                request_id: None,
+            });
+        }
     }
 }

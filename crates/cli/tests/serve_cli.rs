@@ -771,3 +771,70 @@ fn sighup_reopens_the_access_log_after_logrotate_renamed_it() {
     let status = wait_exit(&mut s.child);
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn gateway_requests_are_logged_and_counted_too() {
+    let t = tempfile::tempdir().unwrap();
+    let log = t.path().join("access.log");
+    let sock = t.path().join("gw.sock");
+    let unix = format!("unix:{}", sock.display());
+    let s = serve(
+        &t.path().join("data"),
+        &[
+            "--rpc",
+            &unix,
+            "--access-log",
+            log.to_str().unwrap(),
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+    );
+    s.banner.contains(&unix).then_some(()).expect(&s.banner);
+    let gw = RemoteClient::connect(&unix).unwrap();
+    gw.create_bucket("rpc").unwrap();
+    gw.put_object(
+        "rpc",
+        "k y",
+        PutBody::Bytes(b"hello"),
+        &PutOptions::default(),
+    )
+    .unwrap();
+    let mut body = Vec::new();
+    let mut got = gw.get_object("rpc", "k y", None).unwrap();
+    got.body.read_to_end(&mut body).unwrap();
+    assert!(gw.head_object("rpc", "missing").is_err());
+    let lines = lines(&log, 4);
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    let me = format!(
+        "unix:pid={},uid={}",
+        std::process::id(),
+        rustix::process::getuid().as_raw()
+    );
+    let uid = rustix::process::geteuid().as_raw().to_string();
+    for (line, (op, key, status, bytes_in, bytes_out)) in lines.iter().zip([
+        ("CreateBucket", "-", "200", "0", "0"),
+        ("PutObject", "k%20y", "200", "5", "0"),
+        ("GetObject", "k%20y", "200", "0", "5"),
+        ("HeadObject", "missing", "404", "0", "0"),
+    ]) {
+        let f = fields(line);
+        assert_eq!(
+            &f[1..11],
+            ["rpc", &me, "-", &uid, op, "rpc", key, status, bytes_in, bytes_out],
+            "{line}"
+        );
+        assert_eq!(f[12], "-", "{line}");
+    }
+    let m = scrape(&urls(&s.banner)[0]);
+    let rpc = |op: &str, status: &str| {
+        let series = format!(
+            "s3hpc_requests_total{{transport=\"rpc\",operation=\"{op}\",status=\"{status}\"}}"
+        );
+        get(&m, &series)
+    };
+    assert_eq!(rpc("PutObject", "200"), 1.0);
+    assert_eq!(rpc("HeadObject", "404"), 1.0);
+    let sent = "s3hpc_sent_bytes_total{transport=\"rpc\",operation=\"GetObject\"}";
+    assert_eq!(get(&m, sent), 5.0);
+    assert_eq!(get(&m, "s3hpc_requests_in_flight{transport=\"rpc\"}"), 0.0);
+}

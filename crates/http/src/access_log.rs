@@ -1,5 +1,5 @@
-//! The access log: one line per request, written by a thread of its own
-//! so that no tokio worker (or gateway thread) waits on the disk, and
+//! The access log: one line per request, written in batches by a thread of
+//! its own so that no tokio worker (or gateway thread) waits on the disk, and
 //! reopened on demand (SIGHUP in `s3hpc serve`) so logrotate can move it.
 //!
 //! A line is twelve fields separated by single spaces:
@@ -17,11 +17,10 @@
 use percent_encoding::{AsciiSet, CONTROLS};
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
@@ -108,24 +107,44 @@ fn push_text(s: &mut String, field: Option<&str>) {
     }
 }
 
-/// Lines waiting for the writer. When the disk stalls this long a queue,
-/// requests wait for room rather than the server's memory growing.
-const QUEUE: usize = 16 << 10;
-/// The longest a line waits in the writer's buffer on an idle server.
-const FLUSH_EVERY: Duration = Duration::from_millis(200);
-
-enum Msg {
-    Line(String),
-    Reopen,
-    /// Flush, then say so.
-    Sync(SyncSender<()>),
-}
+/// The writer writes when this much is waiting, else every `FLUSH_EVERY`.
+const WRITE_AT: usize = 64 << 10;
+/// The longest a line waits in memory on a quiet server.
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// When the disk stalls this long behind, requests wait for room rather
+/// than the server's memory growing or lines being dropped.
+const MAX_PENDING: usize = 16 << 20;
 
 /// An open access log: cheap to share (`Arc`), `record` from any thread.
+///
+/// A request appends its line to a buffer under a mutex held for the
+/// copy alone; a thread of its own writes the buffer out. Handing each
+/// line to the writer instead (a channel) woke that thread and wrote once
+/// per request: 12-15 µs more per small request on 2 cores
+/// (docs/benchmarks.md, "Access log and metrics").
 pub struct AccessLog {
     path: PathBuf,
-    tx: Mutex<Option<SyncSender<Msg>>>,
+    shared: Arc<Shared>,
     writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Wakes the writer early: a full buffer, a reopen, a sync, the end.
+    wake: Condvar,
+    /// Tells requests waiting for room, and `sync`, that bytes went out.
+    written: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    pending: Vec<u8>,
+    /// Bytes ever appended, and ever taken by the writer and written.
+    appended: u64,
+    done: u64,
+    reopen: bool,
+    hurry: bool,
+    closing: bool,
 }
 
 impl std::fmt::Debug for AccessLog {
@@ -134,19 +153,29 @@ impl std::fmt::Debug for AccessLog {
     }
 }
 
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 impl AccessLog {
     /// Opens `path` for appending (created 0640 if missing) and starts the
     /// writer thread.
     pub fn open(path: &Path) -> io::Result<AccessLog> {
         let file = open_append(path)?;
-        let (tx, rx) = sync_channel(QUEUE);
-        let shown = path.to_path_buf();
+        let shared = Arc::new(Shared {
+            state: Mutex::default(),
+            wake: Condvar::new(),
+            written: Condvar::new(),
+        });
+        let (shown, theirs) = (path.to_path_buf(), shared.clone());
         let writer = std::thread::Builder::new()
             .name("s3hpc-access-log".into())
-            .spawn(move || write_lines(&shown, file, &rx))?;
+            .spawn(move || write_out(&shown, file, &theirs))?;
         Ok(AccessLog {
             path: path.to_path_buf(),
-            tx: Mutex::new(Some(tx)),
+            shared,
             writer: Mutex::new(Some(writer)),
         })
     }
@@ -157,28 +186,43 @@ impl AccessLog {
 
     /// Queues the line of `r`.
     pub fn record(&self, r: &Record<'_>) {
-        self.send(Msg::Line(r.line()));
+        let line = r.line();
+        let mut s = self.shared.lock();
+        while s.pending.len() >= MAX_PENDING && !s.closing {
+            s = self
+                .shared
+                .written
+                .wait(s)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        let before = s.pending.len();
+        s.pending.extend_from_slice(line.as_bytes());
+        s.appended += line.len() as u64;
+        if before < WRITE_AT && s.pending.len() >= WRITE_AT {
+            self.shared.wake.notify_one();
+        }
     }
 
     /// Closes the file and opens `path` again: after logrotate renamed it,
-    /// lines go to a new file of that name.
+    /// lines go to a new file of that name (those queued before, to the
+    /// renamed one).
     pub fn reopen(&self) {
-        self.send(Msg::Reopen);
+        self.shared.lock().reopen = true;
+        self.shared.wake.notify_one();
     }
 
     /// Waits until every line queued so far is written to the file.
     pub fn sync(&self) {
-        let (tx, rx) = sync_channel(1);
-        self.send(Msg::Sync(tx));
-        let _ = rx.recv();
-    }
-
-    fn send(&self, msg: Msg) {
-        // The sender is cloned out so no lock is held while the queue is
-        // full; a clone is one atomic increment.
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some(tx) = tx {
-            let _ = tx.send(msg);
+        let mut s = self.shared.lock();
+        let target = s.appended;
+        s.hurry = true;
+        self.shared.wake.notify_one();
+        while s.done < target && !s.closing {
+            s = self
+                .shared
+                .written
+                .wait(s)
+                .unwrap_or_else(|e| e.into_inner());
         }
     }
 }
@@ -186,7 +230,8 @@ impl AccessLog {
 impl Drop for AccessLog {
     /// Writes what is queued and stops the writer.
     fn drop(&mut self) {
-        self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.shared.lock().closing = true;
+        self.shared.wake.notify_one();
         if let Some(w) = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = w.join();
         }
@@ -207,54 +252,49 @@ fn open_append(path: &Path) -> io::Result<File> {
         })
 }
 
-/// The writer thread: writes lines as they come, in 64 KiB writes under
-/// load, and flushes whenever the queue runs dry (at the latest every
-/// 200 ms), so an idle server's log is complete.
-fn write_lines(path: &Path, file: File, rx: &Receiver<Msg>) {
-    let mut out = BufWriter::with_capacity(64 << 10, file);
-    let mut failed = false;
-    let report = |e: io::Error, failed: &mut bool| {
-        // Once per failure streak, not once per line.
-        if !std::mem::replace(failed, true) {
-            eprintln!("s3hpc: writing the access log {}: {e}", path.display());
-        }
-    };
+/// The writer thread: takes what is pending when there is 64 KiB of it,
+/// when asked, or every 100 ms, and writes it with one `write`.
+fn write_out(path: &Path, mut file: File, shared: &Shared) {
+    let mut batch = Vec::with_capacity(2 * WRITE_AT);
+    let mut failing = false;
     loop {
-        let msg = match rx.try_recv() {
-            Ok(m) => m,
-            Err(_) => {
-                if let Err(e) = out.flush() {
-                    report(e, &mut failed);
+        let mut s = shared.lock();
+        let due = |s: &State| s.pending.len() >= WRITE_AT || s.reopen || s.hurry || s.closing;
+        if !due(&s) {
+            s = shared
+                .wake
+                .wait_timeout(s, FLUSH_EVERY)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        std::mem::swap(&mut s.pending, &mut batch);
+        let (upto, reopen, closing) = (s.appended, std::mem::take(&mut s.reopen), s.closing);
+        s.hurry = false;
+        drop(s);
+        if !batch.is_empty() {
+            match file.write_all(&batch) {
+                Ok(()) => failing = false,
+                // Once per failure streak, not once per batch.
+                Err(e) if !std::mem::replace(&mut failing, true) => {
+                    eprintln!("s3hpc: writing the access log {}: {e}", path.display())
                 }
-                match rx.recv_timeout(FLUSH_EVERY) {
-                    Ok(m) => m,
-                    Err(RecvTimeoutError::Timeout) => continue,
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
+                Err(_) => {}
             }
-        };
-        match msg {
-            Msg::Line(line) => match out.write_all(line.as_bytes()) {
-                Ok(()) => failed = false,
-                Err(e) => report(e, &mut failed),
-            },
-            Msg::Reopen => {
-                let _ = out.flush();
-                match open_append(path) {
-                    Ok(file) => out = BufWriter::with_capacity(64 << 10, file),
-                    // Keep writing to the old file rather than nowhere.
-                    Err(e) => eprintln!("s3hpc: {e}; still writing to the old file"),
-                }
+            batch.clear();
+        }
+        if reopen {
+            match open_append(path) {
+                Ok(f) => file = f,
+                // Keep writing to the old file rather than nowhere.
+                Err(e) => eprintln!("s3hpc: {e}; still writing to the old file"),
             }
-            Msg::Sync(done) => {
-                if let Err(e) = out.flush() {
-                    report(e, &mut failed);
-                }
-                let _ = done.send(());
-            }
+        }
+        shared.lock().done = upto;
+        shared.written.notify_all();
+        if closing {
+            return;
         }
     }
-    let _ = out.flush();
 }
 
 #[cfg(test)]
