@@ -131,7 +131,7 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         .map(AccessLog::open)
         .transpose()?
         .map(Arc::new);
-    let _reopen = access_log.clone().map(reopen_on_sighup).transpose()?;
+    let _reopen = reopen_on_sighup(access_log.clone())?;
     let metrics = a.metrics.map(|_| Arc::new(Metrics::new()));
     let metrics_server = match (a.metrics, &metrics) {
         (Some(addr), Some(m)) => Some(
@@ -227,8 +227,9 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
 }
 
 /// Reopens the access log on each SIGHUP (logrotate renames the file, then
-/// signals). The returned handle ends the thread when dropped.
-fn reopen_on_sighup(log: Arc<AccessLog>) -> anyhow::Result<SignalsClose> {
+/// signals); without one, SIGHUP (a `systemctl reload`) is ignored rather
+/// than ending the server. The returned handle ends the thread when dropped.
+fn reopen_on_sighup(log: Option<Arc<AccessLog>>) -> anyhow::Result<SignalsClose> {
     let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGHUP])
         .context("installing the SIGHUP handler")?;
     let handle = signals.handle();
@@ -236,7 +237,9 @@ fn reopen_on_sighup(log: Arc<AccessLog>) -> anyhow::Result<SignalsClose> {
         .name("sighup".into())
         .spawn(move || {
             for _ in signals.forever() {
-                log.reopen();
+                if let Some(log) = &log {
+                    log.reopen();
+                }
             }
         })
         .context("starting the SIGHUP thread")?;

@@ -838,3 +838,22 @@ fn gateway_requests_are_logged_and_counted_too() {
     assert_eq!(get(&m, sent), 5.0);
     assert_eq!(get(&m, "s3hpc_requests_in_flight{transport=\"rpc\"}"), 0.0);
 }
+
+#[test]
+fn sighup_without_an_access_log_leaves_the_server_running() {
+    let t = tempfile::tempdir().unwrap();
+    let unix = format!("unix:{}", t.path().join("gw.sock").display());
+    let mut s = serve(&t.path().join("data"), &["--rpc", &unix]);
+    signal(&s.child, "-HUP");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        s.child.try_wait().unwrap().is_none(),
+        "SIGHUP ended the server"
+    );
+    RemoteClient::connect(&unix)
+        .unwrap()
+        .create_bucket("still")
+        .unwrap();
+    sigterm(&s.child);
+    assert!(wait_exit(&mut s.child).success());
+}
