@@ -5,7 +5,10 @@ use anyhow::Context;
 use clap::Args;
 use s3hpc_bench::stop::{signal_name, Stop};
 use s3hpc_client::EmbeddedClient;
-use s3hpc_http::{AuthConfig, HttpServer};
+use s3hpc_http::{
+    AccessLog, AuthConfig, HttpServer, Metrics, MetricsServer, Observation, Record, Transport,
+};
+use s3hpc_rpc::server::{Observer, Served};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig, SweepPace, STALE_AGE};
 use std::net::SocketAddr;
@@ -61,6 +64,14 @@ pub struct ServeArgs {
     /// for many mostly idle clients, a little more latency per request.
     #[arg(long, default_value_t = 0)]
     workers: usize,
+    /// Append a line per request to FILE (format: README, "Serving many
+    /// users"); SIGHUP reopens it, for logrotate.
+    #[arg(long, value_name = "FILE")]
+    access_log: Option<PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics, e.g.
+    /// 127.0.0.1:9100 (requests, bytes and latencies by operation).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
     /// Once listening, remove temporaries of killed writers older than this
     /// many seconds (those of exited processes on this host go whatever
     /// their age; younger ones may belong to live writers on other nodes),
@@ -146,12 +157,35 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     };
     let store = Store::open(&a.data, config)
         .with_context(|| format!("opening the data directory {}", a.data.display()))?;
+    let store = Arc::new(store);
+    let access_log = a
+        .access_log
+        .as_deref()
+        .map(AccessLog::open)
+        .transpose()?
+        .map(Arc::new);
+    let _reopen = reopen_on_sighup(access_log.clone())?;
+    let metrics = a.metrics.map(|_| Arc::new(Metrics::new()));
+    let metrics_server = match (a.metrics, &metrics) {
+        (Some(addr), Some(m)) => Some(
+            MetricsServer::bind(addr, m.clone())
+                .and_then(MetricsServer::spawn)
+                .context("starting the metrics listener (--metrics)")?,
+        ),
+        _ => None,
+    };
+    let observer = (access_log.is_some() || metrics.is_some()).then(|| {
+        Arc::new(RpcRecorder {
+            log: access_log.clone(),
+            metrics: metrics.clone(),
+        }) as Arc<dyn Observer>
+    });
     let opts = GatewayOptions {
         max_connections: a.max_connections,
         workers: a.workers,
+        observer,
         ..GatewayOptions::default()
     };
-    let store = Arc::new(store);
     let gateway = if a.rpc.is_empty() {
         None
     } else {
@@ -163,6 +197,14 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
             HttpServer::bind(addr, store.clone(), auth, &a.virtual_hosts)
                 .map(|server| match tls {
                     Some(tls) => server.with_tls(tls),
+                    None => server,
+                })
+                .map(|server| match &access_log {
+                    Some(log) => server.with_access_log(log.clone()),
+                    None => server,
+                })
+                .map(|server| match &metrics {
+                    Some(m) => server.with_metrics(m.clone()),
                     None => server,
                 })
                 .and_then(HttpServer::spawn)
@@ -180,6 +222,11 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         })
         .collect();
     listening.extend(http.iter().map(|h| h.endpoint()));
+    listening.extend(
+        metrics_server
+            .iter()
+            .map(|m| format!("{}/metrics", m.endpoint())),
+    );
     crate::say!(
         "s3hpc serve: {} (etag {}, durability {}; sweeping stale temporaries in the \
          background), listening on {}",
@@ -206,6 +253,87 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     if let Some(h) = http {
         h.shutdown().context("stopping the HTTP server")?;
     }
+    if let Some(m) = metrics_server {
+        m.shutdown().context("stopping the metrics listener")?;
+    }
+    if let Some(log) = &access_log {
+        log.sync();
+    }
     crate::say!("s3hpc serve: stopped");
     Ok(())
+}
+
+/// Reopens the access log on each SIGHUP (logrotate renames the file, then
+/// signals); without one, SIGHUP (a `systemctl reload`) is ignored rather
+/// than ending the server. The returned handle ends the thread when dropped.
+fn reopen_on_sighup(log: Option<Arc<AccessLog>>) -> anyhow::Result<SignalsClose> {
+    let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGHUP])
+        .context("installing the SIGHUP handler")?;
+    let handle = signals.handle();
+    std::thread::Builder::new()
+        .name("sighup".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                if let Some(log) = &log {
+                    log.reopen();
+                }
+            }
+        })
+        .context("starting the SIGHUP thread")?;
+    Ok(SignalsClose(handle))
+}
+
+struct SignalsClose(signal_hook::iterator::Handle);
+
+impl Drop for SignalsClose {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// The gateway's requests into the access log and metrics, as the HTTP
+/// server's go (transport `rpc`, no access key).
+#[derive(Debug)]
+struct RpcRecorder {
+    log: Option<Arc<AccessLog>>,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl Observer for RpcRecorder {
+    fn begin(&self) {
+        if let Some(m) = &self.metrics {
+            m.begin(Transport::Rpc);
+        }
+    }
+
+    fn end(&self, s: &Served<'_>) {
+        if let Some(m) = &self.metrics {
+            m.end(&Observation {
+                transport: Transport::Rpc,
+                operation: s.operation,
+                status: s.status,
+                bytes_in: s.bytes.0,
+                bytes_out: s.bytes.1,
+                micros: s.micros,
+            });
+        }
+        if let Some(log) = &self.log {
+            log.record(&Record {
+                time: s.time,
+                transport: Transport::Rpc.as_str(),
+                client: s.peer,
+                access_key: None,
+                // A request the gateway runs as itself acts as the server.
+                uid: s.uid.or(Some(rustix::process::geteuid().as_raw())),
+                operation: s.operation,
+                bucket: s.target.0,
+                key: s.target.1,
+                status: s.status,
+                bytes_in: s.bytes.0,
+                bytes_out: s.bytes.1,
+                micros: s.micros,
+                request_id: None,
+            });
+        }
+    }
 }

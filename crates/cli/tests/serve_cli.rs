@@ -1,14 +1,19 @@
 //! `s3hpc serve --rpc`, as a process: clean stop on SIGTERM, a kill in the
 //! middle of an upload, the sweep of its leftovers at the next start, and
 //! the bench against a running gateway; `serve --http` over TLS: setup
-//! errors, and plain HTTP sent to its port.
+//! errors, and plain HTTP sent to its port; what an administrator runs it
+//! with: the access log (a line per request, hostile keys escaped,
+//! refusals logged; reopened on SIGHUP after logrotate renamed it) and the
+//! Prometheus metrics endpoint.
 
-use s3hpc_client::{ListRequest, PutBody, PutOptions, S3Client};
+use s3hpc_client::{HttpClient, HttpClientConfig, ListRequest, PutBody, PutOptions, S3Client};
 use s3hpc_rpc::frame::{push_encoded, push_frame, Header, Kind};
 use s3hpc_rpc::message::Request;
 use s3hpc_rpc::RemoteClient;
 use std::borrow::Cow;
-use std::io::{Read, Write};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -71,8 +76,12 @@ fn swept(s: &mut Server) -> usize {
 }
 
 fn sigterm(child: &Child) {
+    signal(child, "-TERM");
+}
+
+fn signal(child: &Child, sig: &str) {
     let ok = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args([sig, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(ok.success());
@@ -488,4 +497,378 @@ fn https_setup_errors_and_plain_http_to_the_tls_port() {
     assert!(answer.contains("This port speaks HTTPS"), "{answer}");
     sigterm(&server.child);
     assert!(wait_exit(&mut server.child).success());
+}
+
+/// The `http://` addresses in a banner: the S3 endpoint first, then the
+/// metrics URL if any.
+fn urls(banner: &str) -> Vec<String> {
+    banner
+        .split_whitespace()
+        .filter(|w| w.starts_with("http://"))
+        .map(|w| w.trim_end_matches(',').to_string())
+        .collect()
+}
+
+fn client(endpoint: &str, credentials: Option<(&str, &str)>) -> HttpClient {
+    HttpClient::new(HttpClientConfig {
+        endpoint: endpoint.into(),
+        credentials: credentials.map(|(a, s)| (a.into(), s.into())),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// The lines of the log once it holds at least `n` (the writer flushes as
+/// soon as its queue is empty).
+fn lines(log: &Path, n: usize) -> Vec<String> {
+    let t = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<String> = text.lines().map(String::from).collect();
+        if lines.len() >= n {
+            assert!(text.ends_with('\n'), "{text}");
+            return lines;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{} holds {} lines, not {n}:\n{text}",
+            log.display(),
+            lines.len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A scrape of `url` (`http://HOST:PORT/metrics`): each series with its
+/// value, the `# TYPE` lines checked on the way.
+fn scrape(url: &str) -> HashMap<String, f64> {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (addr, path) = rest.split_once('/').unwrap();
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET /{path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("text/plain; version=0.0.4"), "{head}");
+    let mut series = HashMap::new();
+    for line in body.lines() {
+        if let Some(t) = line.strip_prefix("# TYPE ") {
+            let kind = t.split(' ').nth(1).unwrap();
+            assert!(["counter", "gauge", "histogram"].contains(&kind), "{line}");
+            continue;
+        }
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let (name, value) = line.rsplit_once(' ').unwrap();
+        series.insert(name.to_string(), value.parse::<f64>().unwrap());
+    }
+    series
+}
+
+fn get(m: &HashMap<String, f64>, series: &str) -> f64 {
+    m.get(series).copied().unwrap_or(0.0)
+}
+
+fn fields(line: &str) -> Vec<&str> {
+    let f: Vec<&str> = line.split(' ').collect();
+    assert_eq!(f.len(), 13, "{line}");
+    f
+}
+
+#[test]
+fn access_log_and_metrics_follow_every_request() {
+    let t = tempfile::tempdir().unwrap();
+    let creds = t.path().join("credentials");
+    std::fs::write(&creds, "alice alice-secret\n").unwrap();
+    let log = t.path().join("access.log");
+    let s = serve(
+        &t.path().join("data"),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--credentials",
+            creds.to_str().unwrap(),
+            "--access-log",
+            log.to_str().unwrap(),
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+    );
+    let urls = urls(&s.banner);
+    let (endpoint, metrics) = (&urls[0], &urls[1]);
+    assert!(metrics.ends_with("/metrics"), "{}", s.banner);
+    let before = scrape(metrics);
+    let alice = client(endpoint, Some(("alice", "alice-secret")));
+    let mallory = client(endpoint, Some(("alice", "wrong")));
+    let hostile = "a b\nc\u{1}%é";
+    alice.create_bucket("logs").unwrap();
+    alice
+        .put_object(
+            "logs",
+            hostile,
+            PutBody::Bytes(b"hello"),
+            &PutOptions::default(),
+        )
+        .unwrap();
+    let mut body = Vec::new();
+    let mut got = alice.get_object("logs", hostile, None).unwrap();
+    got.body.read_to_end(&mut body).unwrap();
+    assert_eq!(body, b"hello");
+    assert!(alice.get_object("logs", "missing", None).is_err());
+    let refused = mallory.put_object("logs", "k", PutBody::Bytes(b"x"), &PutOptions::default());
+    assert!(refused.is_err());
+
+    let lines = lines(&log, 5);
+    assert_eq!(lines.len(), 5, "{lines:#?}");
+    let uid = rustix::process::geteuid().as_raw().to_string();
+    let expect = [
+        // operation, bucket, key, status, key, uid, bytes in, min bytes out
+        (
+            "CreateBucket",
+            "logs",
+            "-",
+            "200",
+            "alice",
+            uid.as_str(),
+            "0",
+            0,
+        ),
+        (
+            "PutObject",
+            "logs",
+            "a%20b%0Ac%01%25%C3%A9",
+            "200",
+            "alice",
+            &uid,
+            "5",
+            0,
+        ),
+        (
+            "GetObject",
+            "logs",
+            "a%20b%0Ac%01%25%C3%A9",
+            "200",
+            "alice",
+            &uid,
+            "0",
+            5,
+        ),
+        ("GetObject", "logs", "missing", "404", "alice", &uid, "0", 1),
+        // A bad signature: no key was verified, so none is named.
+        ("PutObject", "logs", "k", "403", "-", "-", "", 1),
+    ];
+    for (line, (op, bucket, key, status, access_key, uid, bytes_in, min_out)) in
+        lines.iter().zip(expect)
+    {
+        let f = fields(line);
+        let (time, transport, client) = (f[0], f[1], f[2]);
+        assert!(
+            time.len() == 27 && time.ends_with('Z') && time.as_bytes()[19] == b'.',
+            "{line}"
+        );
+        assert_eq!(transport, "http", "{line}");
+        assert!(client.starts_with("127.0.0.1:"), "{line}");
+        assert_eq!(
+            &f[3..9],
+            [access_key, uid, op, bucket, key, status],
+            "{line}"
+        );
+        if !bytes_in.is_empty() {
+            assert_eq!(f[9], bytes_in, "{line}");
+        }
+        assert!(f[10].parse::<u64>().unwrap() >= min_out, "{line}");
+        assert!(f[11].parse::<u64>().unwrap() > 0, "{line}");
+        assert_eq!(f[12].len(), 16, "the request id: {line}");
+    }
+
+    let after = scrape(metrics);
+    let series = |op: &str, status: &str| {
+        format!("s3hpc_requests_total{{transport=\"http\",operation=\"{op}\",status=\"{status}\"}}")
+    };
+    let delta = |s: &str| get(&after, s) - get(&before, s);
+    assert_eq!(delta(&series("PutObject", "200")), 1.0);
+    assert_eq!(delta(&series("PutObject", "403")), 1.0);
+    assert_eq!(delta(&series("GetObject", "200")), 1.0);
+    assert_eq!(delta(&series("GetObject", "404")), 1.0);
+    let labels = "transport=\"http\",operation=\"PutObject\"";
+    assert!(delta(&format!("s3hpc_received_bytes_total{{{labels}}}")) >= 5.0);
+    let get_labels = "transport=\"http\",operation=\"GetObject\"";
+    assert!(delta(&format!("s3hpc_sent_bytes_total{{{get_labels}}}")) >= 5.0);
+    let count = format!("s3hpc_request_duration_seconds_count{{{labels}}}");
+    let inf = format!("s3hpc_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}}");
+    assert_eq!(delta(&count), 2.0);
+    assert_eq!(get(&after, &inf), get(&after, &count));
+    assert!(
+        get(
+            &after,
+            &format!("s3hpc_request_duration_seconds_sum{{{labels}}}")
+        ) > 0.0
+    );
+    assert_eq!(
+        get(&after, "s3hpc_requests_in_flight{transport=\"http\"}"),
+        0.0
+    );
+    // The metrics listener answers nothing but /metrics.
+    let mut other = TcpStream::connect(
+        metrics
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    other.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    other.read_to_string(&mut answer).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.0 404") || answer.starts_with("HTTP/1.1 404"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn sighup_reopens_the_access_log_after_logrotate_renamed_it() {
+    let t = tempfile::tempdir().unwrap();
+    let log = t.path().join("access.log");
+    let rotated = t.path().join("access.log.1");
+    let s = serve(
+        &t.path().join("data"),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--anonymous",
+            "--access-log",
+            log.to_str().unwrap(),
+        ],
+    );
+    let anyone = client(&urls(&s.banner)[0], None);
+    anyone.create_bucket("pub").unwrap();
+    assert!(anyone.head_object("pub", "-").is_err());
+    let first = lines(&log, 2);
+    // Anonymous: no key, no uid; operations told from the request.
+    let f = fields(&first[1]);
+    assert_eq!(
+        &f[3..9],
+        ["-", "-", "HeadObject", "pub", "%2D", "404"],
+        "{}",
+        first[1]
+    );
+    std::fs::rename(&log, &rotated).unwrap();
+    signal(&s.child, "-HUP");
+    // Requests until one lands in the new file (the reopen is queued
+    // behind lines already waiting), each logged exactly once.
+    let t0 = Instant::now();
+    let mut sent = 2;
+    while !log.exists() || std::fs::read_to_string(&log).unwrap().is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "no new access log after SIGHUP"
+        );
+        anyone.head_bucket("pub").unwrap();
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    anyone.head_bucket("pub").unwrap();
+    sent += 1;
+    let old = std::fs::read_to_string(&rotated).unwrap().lines().count();
+    let new = lines(&log, sent - old);
+    assert_eq!(old + new.len(), sent, "{new:#?}");
+    assert!(new.iter().all(|l| fields(l)[5] == "HeadBucket"), "{new:#?}");
+    // The server still runs, and stops cleanly.
+    sigterm(&s.child);
+    let mut s = s;
+    let status = wait_exit(&mut s.child);
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn gateway_requests_are_logged_and_counted_too() {
+    let t = tempfile::tempdir().unwrap();
+    let log = t.path().join("access.log");
+    let sock = t.path().join("gw.sock");
+    let unix = format!("unix:{}", sock.display());
+    let s = serve(
+        &t.path().join("data"),
+        &[
+            "--rpc",
+            &unix,
+            "--access-log",
+            log.to_str().unwrap(),
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+    );
+    s.banner.contains(&unix).then_some(()).expect(&s.banner);
+    let gw = RemoteClient::connect(&unix).unwrap();
+    gw.create_bucket("rpc").unwrap();
+    gw.put_object(
+        "rpc",
+        "k y",
+        PutBody::Bytes(b"hello"),
+        &PutOptions::default(),
+    )
+    .unwrap();
+    let mut body = Vec::new();
+    let mut got = gw.get_object("rpc", "k y", None).unwrap();
+    got.body.read_to_end(&mut body).unwrap();
+    assert!(gw.head_object("rpc", "missing").is_err());
+    let lines = lines(&log, 4);
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    let me = format!(
+        "unix:pid={},uid={}",
+        std::process::id(),
+        rustix::process::getuid().as_raw()
+    );
+    let uid = rustix::process::geteuid().as_raw().to_string();
+    for (line, (op, key, status, bytes_in, bytes_out)) in lines.iter().zip([
+        ("CreateBucket", "-", "200", "0", "0"),
+        ("PutObject", "k%20y", "200", "5", "0"),
+        ("GetObject", "k%20y", "200", "0", "5"),
+        ("HeadObject", "missing", "404", "0", "0"),
+    ]) {
+        let f = fields(line);
+        assert_eq!(
+            &f[1..11],
+            ["rpc", &me, "-", &uid, op, "rpc", key, status, bytes_in, bytes_out],
+            "{line}"
+        );
+        assert_eq!(f[12], "-", "{line}");
+    }
+    let m = scrape(&urls(&s.banner)[0]);
+    let rpc = |op: &str, status: &str| {
+        let series = format!(
+            "s3hpc_requests_total{{transport=\"rpc\",operation=\"{op}\",status=\"{status}\"}}"
+        );
+        get(&m, &series)
+    };
+    assert_eq!(rpc("PutObject", "200"), 1.0);
+    assert_eq!(rpc("HeadObject", "404"), 1.0);
+    let sent = "s3hpc_sent_bytes_total{transport=\"rpc\",operation=\"GetObject\"}";
+    assert_eq!(get(&m, sent), 5.0);
+    assert_eq!(get(&m, "s3hpc_requests_in_flight{transport=\"rpc\"}"), 0.0);
+}
+
+#[test]
+fn sighup_without_an_access_log_leaves_the_server_running() {
+    let t = tempfile::tempdir().unwrap();
+    let unix = format!("unix:{}", t.path().join("gw.sock").display());
+    let mut s = serve(&t.path().join("data"), &["--rpc", &unix]);
+    signal(&s.child, "-HUP");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        s.child.try_wait().unwrap().is_none(),
+        "SIGHUP ended the server"
+    );
+    RemoteClient::connect(&unix)
+        .unwrap()
+        .create_bucket("still")
+        .unwrap();
+    sigterm(&s.child);
+    assert!(wait_exit(&mut s.child).success());
 }

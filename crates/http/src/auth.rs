@@ -125,6 +125,7 @@ pub(crate) struct SignatureTimeLimits;
 #[async_trait::async_trait]
 impl S3Access for SignatureTimeLimits {
     async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
+        crate::observe::note_access(cx);
         if cx.credentials().is_none() {
             return Err(s3_error!(AccessDenied, "Signature is required"));
         }

@@ -58,14 +58,13 @@ pub struct WithErrorCode {
     pub kernel_copies: bool,
 }
 
-impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErrorCode {
+impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
     type Response = HttpResponse;
     type Error = HttpError;
     type Future = BoxFuture<'static, Result<HttpResponse, HttpError>>;
 
-    fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
+    fn call(&self, mut req: hyper::Request<s3s::Body>) -> Self::Future {
         let service = self.service.clone();
-        let mut req = req.map(s3s::Body::from);
         // Only GETs send bodies from files; others skip the allocation.
         if self.kernel_copies
             && req.method() == Method::GET

@@ -17,6 +17,7 @@
 //! handle.shutdown().unwrap();
 //! ```
 
+mod access_log;
 mod acl;
 mod auth;
 mod body;
@@ -26,11 +27,15 @@ mod convert;
 mod error_header;
 mod gather;
 mod mapped;
+mod metrics;
+mod observe;
 mod server;
 mod service;
 mod tls;
 mod write_gate;
 
+pub use access_log::{AccessLog, Record};
 pub use auth::{AuthConfig, ACCESS_KEY_ENV, SECRET_KEY_ENV};
+pub use metrics::{Metrics, MetricsServer, Observation, Transport};
 pub use server::{HttpServer, ServerHandle};
 pub use tls::TlsConfig;

@@ -2,8 +2,11 @@
 //! HTTP/2) and the s3s service, plain or over TLS (`tls.rs`), until told
 //! to stop.
 
+use crate::access_log::AccessLog;
 use crate::auth::{AuthConfig, KeyTable, SignatureTimeLimits};
 use crate::error_header::WithErrorCode;
+use crate::metrics::{Metrics, Transport};
+use crate::observe::{Observed, Watch};
 use crate::service::Engine;
 use crate::tls::TlsConfig;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -25,6 +28,8 @@ pub struct HttpServer {
     listener: TcpListener,
     service: WithErrorCode,
     tls: Option<TlsConfig>,
+    /// The access log and metrics, when either is on.
+    watch: Watch,
 }
 
 impl HttpServer {
@@ -68,7 +73,20 @@ impl HttpServer {
                 kernel_copies: true,
             },
             tls: None,
+            watch: Watch::default(),
         })
+    }
+
+    /// Writes a line per request to `log`.
+    pub fn with_access_log(mut self, log: Arc<AccessLog>) -> HttpServer {
+        self.watch.log = Some(log);
+        self
+    }
+
+    /// Counts requests, bytes and latencies in `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> HttpServer {
+        self.watch.metrics = Some(metrics);
+        self
     }
 
     /// Serves HTTPS instead of HTTP on the bound port.
@@ -104,26 +122,20 @@ impl HttpServer {
 
     /// Serves on a background thread; the handle stops it.
     pub fn spawn(self) -> io::Result<ServerHandle> {
-        let addr = self.local_addr();
-        let scheme = self.scheme();
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("s3hpc-http-main".into())
-            .spawn(move || {
-                self.run_until(async {
-                    let _ = rx.await;
-                })
-            })?;
-        Ok(ServerHandle {
-            addr,
-            scheme,
-            stop: Some(tx),
-            thread: Some(thread),
+        let (addr, scheme) = (self.local_addr(), self.scheme());
+        ServerHandle::spawn(addr, scheme, "s3hpc-http-main", move |stop| {
+            self.run_until(stop)
         })
     }
 
     async fn serve(self, stop: impl Future<Output = ()>) -> io::Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener)?;
+        let watch = (self.watch.log.is_some() || self.watch.metrics.is_some())
+            .then(|| Arc::new(self.watch));
+        let transport = match self.tls {
+            Some(_) => Transport::Https,
+            None => Transport::Http,
+        };
         let mut http = ConnBuilder::new(TokioExecutor::new());
         // Bodies go to the socket by `writev` straight from their `Bytes`,
         // never copied into hyper's buffer first: one copy less, and the
@@ -132,9 +144,9 @@ impl HttpServer {
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let mut stop = std::pin::pin!(stop);
         loop {
-            let socket = tokio::select! {
+            let (socket, client) = tokio::select! {
                 accepted = listener.accept() => match accepted {
-                    Ok((socket, _)) => socket,
+                    Ok(accepted) => accepted,
                     // Out of descriptors or a connection reset before accept:
                     // keep serving the others, after a breath.
                     Err(_) => {
@@ -146,14 +158,23 @@ impl HttpServer {
             };
             // Small requests and responses go out at once, not after 40 ms.
             let _ = socket.set_nodelay(true);
+            let service = Observed {
+                inner: self.service.clone(),
+                watch: watch.clone(),
+                client,
+                transport,
+            };
             if let Some(tls) = &self.tls {
                 // The handshake runs in the connection's task, so a slow
                 // client holds up no one else. rustls reads every byte of a
                 // response body to encrypt it: no sending from mappings.
                 let (tls, http, watcher) = (tls.clone(), http.clone(), graceful.watcher());
-                let service = WithErrorCode {
-                    kernel_copies: false,
-                    ..self.service.clone()
+                let service = Observed {
+                    inner: WithErrorCode {
+                        kernel_copies: false,
+                        ..service.inner
+                    },
+                    ..service
                 };
                 tokio::spawn(async move {
                     if let Some(stream) = tls.accept(socket).await {
@@ -163,7 +184,7 @@ impl HttpServer {
                 });
                 continue;
             }
-            let conn = http.serve_connection(TokioIo::new(socket), self.service.clone());
+            let conn = http.serve_connection(TokioIo::new(socket), service);
             let conn = graceful.watch(conn.into_owned());
             tokio::spawn(async move {
                 let _ = conn.await;
@@ -225,6 +246,32 @@ pub struct ServerHandle {
 }
 
 impl ServerHandle {
+    /// Runs `serve` on a thread named `name`; `serve` returns once the
+    /// future it is given completes (the handle's stop).
+    pub(crate) fn spawn(
+        addr: SocketAddr,
+        scheme: &'static str,
+        name: &str,
+        serve: impl FnOnce(futures_util::future::BoxFuture<'static, ()>) -> io::Result<()>
+            + Send
+            + 'static,
+    ) -> io::Result<ServerHandle> {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                serve(Box::pin(async {
+                    let _ = rx.await;
+                }))
+            })?;
+        Ok(ServerHandle {
+            addr,
+            scheme,
+            stop: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

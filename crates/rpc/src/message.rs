@@ -171,6 +171,36 @@ pub enum Request<'a> {
 }
 
 impl Request<'_> {
+    /// The bucket and key the request is about (a copy's destination).
+    pub fn target(&self) -> (Option<&str>, Option<&str>) {
+        use Request::*;
+        match self {
+            CreateBucket { bucket }
+            | DeleteBucket { bucket }
+            | HeadBucket { bucket }
+            | ListObjects { bucket, .. }
+            | ListMultipartUploads { bucket, .. } => (Some(bucket), None),
+            PutObject { bucket, key, .. }
+            | GetObject { bucket, key, .. }
+            | HeadObject { bucket, key }
+            | DeleteObject { bucket, key }
+            | CreateMultipartUpload { bucket, key, .. }
+            | UploadPart { bucket, key, .. }
+            | CompleteMultipartUpload { bucket, key, .. }
+            | AbortMultipartUpload { bucket, key, .. }
+            | ListParts { bucket, key, .. }
+            | GetObjectTagging { bucket, key }
+            | PutObjectTagging { bucket, key, .. }
+            | DeleteObjectTagging { bucket, key } => (Some(bucket), Some(key)),
+            CopyObject {
+                dst_bucket,
+                dst_key,
+                ..
+            } => (Some(dst_bucket), Some(dst_key)),
+            ListBuckets | AttachSharedBuffer { .. } => (None, None),
+        }
+    }
+
     /// The op code: the variant's index, as postcard writes it first.
     pub fn op(&self) -> u8 {
         match self {

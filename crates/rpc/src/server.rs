@@ -9,8 +9,11 @@
 //! to a pool (ARCHITECTURE.md has the measurement against the
 //! alternatives).
 
+mod observer;
 mod session;
 mod workers;
+
+pub use observer::{Observer, Served};
 
 use crate::addr::{Address, Stream};
 use s3hpc_client::S3Client;
@@ -39,6 +42,8 @@ pub struct GatewayOptions {
     /// descriptor costs a few microseconds; two more copies of the bytes
     /// (into the socket and out) cost more above this size.
     pub fd_min_bytes: u64,
+    /// Told of every request (the access log and metrics).
+    pub observer: Option<Arc<dyn Observer>>,
 }
 
 impl Default for GatewayOptions {
@@ -48,6 +53,7 @@ impl Default for GatewayOptions {
             log_errors: true,
             fd_min_bytes: 32 << 10,
             workers: 0,
+            observer: None,
         }
     }
 }

@@ -9,10 +9,11 @@ use crate::body::{push_error, send_body, DataIn, ExactLen};
 use crate::conn::Connection;
 use crate::frame::{push_encoded, Header, Kind, ProtocolError};
 use crate::message::{op_name, Request, Response};
-use crate::server::GatewayOptions;
+use crate::server::{GatewayOptions, Observer, Served};
 use crate::shm::SharedBuffer;
 use s3hpc_client::{ErrorCode, GetObject, PutBody, S3Client, S3Error};
 use std::os::fd::AsFd;
+use std::time::{Instant, SystemTime};
 
 /// Op codes whose requests carry a body, known without decoding the
 /// payload, so a body behind an undecodable request is still skipped.
@@ -26,6 +27,8 @@ pub(super) struct Session {
     /// The client's PUT buffer, once attached.
     shared: Option<SharedBuffer>,
     greeted: bool,
+    /// The peer as an observer is told it, once it asked.
+    observed_peer: Option<String>,
 }
 
 /// What serving one request left.
@@ -43,6 +46,7 @@ impl Session {
             payload: Vec::new(),
             shared: None,
             greeted: false,
+            observed_peer: None,
         }
     }
 
@@ -96,7 +100,20 @@ impl Session {
         // Descriptors come only with AttachSharedBuffer: close any other.
         conn.stream().drop_fds();
         match decoded {
-            Ok(req) => handle(client, opts, conn, self.shared.as_ref(), &h, req)?,
+            Ok(req) => match opts.observer.as_deref() {
+                None => {
+                    handle(client, opts, conn, self.shared.as_ref(), &h, req)?;
+                }
+                Some(o) => {
+                    let peer = self
+                        .observed_peer
+                        .get_or_insert_with(|| observed_peer(conn.stream()));
+                    let shared = self.shared.as_ref();
+                    observed(o, peer, &h, &req, || {
+                        handle(client, opts, conn, shared, &h, req.clone())
+                    })?;
+                }
+            },
             Err(why) => {
                 if OPS_WITH_BODY.contains(&h.op) {
                     skip_body(conn, h.id)?;
@@ -115,6 +132,55 @@ impl Session {
             }
         }
         Ok(Next::Open)
+    }
+}
+
+/// How a reply went, for an observer.
+pub(super) struct Answered {
+    status: u16,
+    bytes_out: u64,
+}
+
+/// Runs `run` (the request's handling) and tells `o` about it.
+fn observed(
+    o: &dyn Observer,
+    peer: &str,
+    h: &Header,
+    req: &Request<'_>,
+    run: impl FnOnce() -> Result<Answered, ProtocolError>,
+) -> Result<(), ProtocolError> {
+    o.begin();
+    let (time, start) = (SystemTime::now(), Instant::now());
+    let result = run();
+    let (status, bytes_out) = match &result {
+        Ok(a) => (a.status, a.bytes_out),
+        Err(_) => (499, 0),
+    };
+    let bytes_in = match req {
+        Request::PutObject { len, .. } | Request::UploadPart { len, .. } => len.unwrap_or(0),
+        _ => 0,
+    };
+    o.end(&Served {
+        time,
+        micros: u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
+        peer,
+        uid: None,
+        operation: op_name(h.op),
+        target: req.target(),
+        status,
+        bytes: (bytes_in, bytes_out),
+    });
+    result.map(|_| ())
+}
+
+/// `IP:PORT`, or for a Unix socket the peer's pid and uid.
+fn observed_peer(stream: &crate::addr::Stream) -> String {
+    if !stream.is_local() {
+        return stream.peer();
+    }
+    match rustix::net::sockopt::socket_peercred(stream.as_fd()) {
+        Ok(c) => format!("unix:pid={},uid={}", c.pid.as_raw_nonzero(), c.uid.as_raw()),
+        Err(_) => "unix".into(),
     }
 }
 
@@ -142,7 +208,7 @@ fn handle(
     shared: Option<&SharedBuffer>,
     h: &Header,
     req: Request<'_>,
-) -> Result<(), ProtocolError> {
+) -> Result<Answered, ProtocolError> {
     let reply = match req {
         Request::CreateBucket { bucket } => client.create_bucket(&bucket).map(|()| Response::Done),
         Request::DeleteBucket { bucket } => client.delete_bucket(&bucket).map(|()| Response::Done),
@@ -173,7 +239,14 @@ fn handle(
             range,
             fd_ok,
         } => match client.get_object(&bucket, &key, range) {
-            Ok(g) => return send_object(conn, h, g, fd_ok.then_some(opts.fd_min_bytes)),
+            Ok(g) => {
+                let answered = Answered {
+                    status: if range.is_some() { 206 } else { 200 },
+                    bytes_out: g.length,
+                };
+                send_object(conn, h, g, fd_ok.then_some(opts.fd_min_bytes))?;
+                return Ok(answered);
+            }
             Err(e) => Err(e),
         },
         Request::HeadObject { bucket, key } => {
@@ -246,7 +319,14 @@ fn handle(
             "AttachSharedBuffer reached the request handler",
         )),
     };
-    send_reply(conn, h, reply)
+    let status = reply
+        .as_ref()
+        .map_or_else(|e| e.code.http_status(), |_| 200);
+    send_reply(conn, h, reply)?;
+    Ok(Answered {
+        status,
+        bytes_out: 0,
+    })
 }
 
 /// Sends a reply without a body (or the error).
