@@ -31,6 +31,6 @@ mod service;
 mod tls;
 mod write_gate;
 
-pub use auth::{AuthConfig, ACCESS_KEY_ENV, SECRET_KEY_ENV};
+pub use auth::{AuthConfig, MappedUsers, ACCESS_KEY_ENV, SECRET_KEY_ENV};
 pub use server::{HttpServer, ServerHandle};
 pub use tls::TlsConfig;

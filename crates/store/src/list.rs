@@ -92,6 +92,9 @@ impl Entry {
 
 struct Snapshot {
     rel: String,
+    /// Who read it (`identity::acting_id`): served to that identity only,
+    /// as another may not be allowed to read the directory.
+    who: u64,
     stamp: DirStamp,
     entries: Arc<Vec<Entry>>,
 }
@@ -262,9 +265,13 @@ impl Store {
         // server's clock, and another node's change can leave them as they
         // were (issue 16: 93 of 100 new keys missing on GlusterFS), so
         // listings there always read the directory.
+        let who = crate::identity::acting_id();
         {
             let recent = self.listings.recent.lock().unwrap();
-            if let Some(s) = recent.iter().find(|s| s.rel == rel && s.stamp == stamp) {
+            if let Some(s) = recent
+                .iter()
+                .find(|s| s.rel == rel && s.who == who && s.stamp == stamp)
+            {
                 return Some((fd, s.entries.clone()));
             }
         }
@@ -283,12 +290,13 @@ impl Store {
             .is_ok_and(|age| age >= RACY_MARGIN)
         {
             let mut recent = self.listings.recent.lock().unwrap();
-            recent.retain(|s| s.rel != rel);
+            recent.retain(|s| s.rel != rel || s.who != who);
             if recent.len() >= CACHED_DIRS {
                 recent.pop_front();
             }
             recent.push_back(Snapshot {
                 rel: rel.to_string(),
+                who,
                 stamp,
                 entries: entries.clone(),
             });
