@@ -459,3 +459,38 @@ fn embedded_acts_as_the_calling_process() {
         assert_eq!((m.uid(), m.gid()), (users.uid(2), users.gid(2)), "{rel}");
     }
 }
+
+/// What one user's call opened or read on a thread never serves another's
+/// on that thread: the directory handle (an `O_PATH` handle passes the
+/// checks of the directories above it) and the listing cache.
+#[test]
+fn caches_are_per_user() {
+    let Some(users) = Users::make("k") else {
+        return;
+    };
+    let (_dir, root) = data_root();
+    let store = store(&root);
+    let a = EmbeddedClient::acting_as(store.clone(), users.ids[0].clone());
+    let b = EmbeddedClient::acting_as(store.clone(), users.ids[1].clone());
+    a.create_bucket("pub").unwrap();
+    put(&a, "pub", "x/k", b"a's").unwrap();
+    put(&a, "pub", "closed/d/k", b"a's").unwrap();
+    // b may pass x (search) but not read it; nobody but a passes closed.
+    chmod(&root.join("pub/x"), 0o711);
+    chmod(&root.join("pub/closed"), 0o700);
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    let in_x = ListRequest {
+        prefix: "x/".into(),
+        ..Default::default()
+    };
+    for _ in 0..2 {
+        assert_eq!(get(&a, "pub", "closed/d/k").unwrap(), b"a's");
+        let page = a.list_objects("pub", &in_x).unwrap();
+        assert_eq!(page.objects.len(), 1);
+        denied(get(&b, "pub", "closed/d/k"), "b through a's handle");
+        let page = b.list_objects("pub", &in_x).unwrap();
+        assert!(page.objects.is_empty(), "b saw a's listing: {page:?}");
+        // b reads x/k by name (it may: x is 0711, k 0644).
+        assert_eq!(get(&b, "pub", "x/k").unwrap(), b"a's");
+    }
+}
