@@ -152,6 +152,8 @@ macro_rules! forward {
     ($(fn $name:ident(&self $(, $arg:ident: $ty:ty)* $(,)?) -> $ret:ty;)*) => {
         impl Acting {
             $(
+                // As many as the engine's own call takes.
+                #[allow(clippy::too_many_arguments)]
                 pub fn $name(&self $(, $arg: $ty)*) -> $ret {
                     self.run(|s| s.$name($($arg),*))
                 }

@@ -115,7 +115,8 @@ impl Identity {
     /// soon. The server's own uid, and root, act as the server.
     pub fn of_peer(uid: u32, gid: u32) -> Identity {
         const FRESH: Duration = Duration::from_secs(60);
-        static PEERS: OnceLock<Mutex<HashMap<(u32, u32), (Instant, Identity)>>> = OnceLock::new();
+        type Peers = HashMap<(u32, u32), (Instant, Identity)>;
+        static PEERS: OnceLock<Mutex<Peers>> = OnceLock::new();
         if uid == 0 || uid == server().uid {
             return Identity::server();
         }
