@@ -187,7 +187,7 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
                 Peer::Unix { uid, gid, .. } => Identity::of_peer(uid, gid),
                 Peer::Tcp => tcp_as.clone(),
             };
-            Arc::new(EmbeddedClient::acting_as(store.clone(), who))
+            Arc::new(EmbeddedClient::held_as(store.clone(), who))
         });
         Some(Gateway::start_per_peer(client_for, &a.rpc, opts).context("starting the gateway")?)
     };

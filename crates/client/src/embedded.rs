@@ -22,10 +22,18 @@ impl EmbeddedClient {
         Self::acting_as(store, Identity::server())
     }
 
-    /// The engine acting as `who` (a gateway's connection from a user).
+    /// The engine acting as `who`.
     pub fn acting_as(store: Arc<Store>, who: Identity) -> Self {
         EmbeddedClient {
             store: Acting::new(store, who),
+        }
+    }
+
+    /// The engine acting as `who`, on threads that stay `who` between
+    /// calls ([`Acting::held`]): a gateway's connection from a user.
+    pub fn held_as(store: Arc<Store>, who: Identity) -> Self {
+        EmbeddedClient {
+            store: Acting::held(store, who),
         }
     }
 }

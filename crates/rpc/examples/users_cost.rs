@@ -1,8 +1,9 @@
 //! What acting as a user costs per operation (issue 24): small objects on
 //! a directory (tmpfs: /dev/shm), the same operations as the administrator
-//! (no switch) and as a mapped user (two identity switches per call), in
-//! process (the engine alone: the switch's share is largest there) and
-//! over HTTP (what a client sees). Rounds alternate the two, and the
+//! (no switch) and as a mapped user, in process (the engine alone,
+//! switching in and out on every call: the switch's share is largest
+//! there), over the gateway's Unix socket (a connection's thread stays its
+//! user) and over HTTP (switching per call on the tokio workers). Rounds alternate the two, and the
 //! median round is reported.
 //!
 //! Needs root (it acts as `--user`, default nobody):
@@ -10,6 +11,7 @@
 
 use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
 use s3hpc_http::{AuthConfig, HttpServer, MappedUsers};
+use s3hpc_rpc::{ClientFor, Gateway, Peer, RemoteClient};
 use s3hpc_store::{Durability, Identity, PutBody, PutOptions, Store, StoreConfig};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
@@ -51,13 +53,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Each writes its own bucket: "a" the administrator's, "u" (1777) the
+/// Each writes its own bucket: the administrator "admin", the user "user"
 /// user's.
 fn compare(label: &str, admin: &dyn S3Client, user: &dyn S3Client) {
     let (mut a, mut u): (Vec<[f64; 4]>, Vec<[f64; 4]>) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
-        a.push(round(admin, "a"));
-        u.push(round(user, "u"));
+        a.push(round(admin, "admin"));
+        u.push(round(user, "user"));
     }
     for (i, op) in ["PUT", "GET", "HEAD", "DELETE"].iter().enumerate() {
         let ma = median(a.iter().map(|r| r[i]).collect());
@@ -81,18 +83,45 @@ fn main() {
         ..Default::default()
     };
     let store = Arc::new(Store::open(tmp.path().join("root"), config).unwrap());
-    store.create_bucket("a").unwrap();
-    store.create_bucket("u").unwrap();
+    store.create_bucket("admin").unwrap();
+    store.create_bucket("user").unwrap();
     std::fs::set_permissions(
-        tmp.path().join("root/u"),
+        tmp.path().join("root/user"),
         std::fs::Permissions::from_mode(0o1777),
     )
     .unwrap();
     println!("{OBJECTS} objects of 3901 bytes in {dir}, median of {ROUNDS} rounds, as {user}");
 
+    // The switch alone: into the user's ids and back.
+    let n = 100_000;
+    let t = Instant::now();
+    for _ in 0..n {
+        who.act(|| ()).unwrap();
+    }
+    let switch = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+    println!("switch    into the user's ids and back: {switch:.2} µs");
+
     let admin = EmbeddedClient::new(store.clone());
     let acting = EmbeddedClient::acting_as(store.clone(), who.clone());
     compare("embedded", &admin, &acting);
+
+    // The gateway on a Unix socket: each connection acts as its peer.
+    let sock = tmp.path().join("gw.sock");
+    let s = store.clone();
+    let client_for: ClientFor = Arc::new(move |peer| {
+        let who = match peer {
+            Peer::Unix { uid, gid, .. } => Identity::of_peer(uid, gid),
+            Peer::Tcp => Identity::server(),
+        };
+        Arc::new(EmbeddedClient::held_as(s.clone(), who))
+    });
+    let addr = format!("unix:{}", sock.display());
+    let gw =
+        Gateway::start_per_peer(client_for, &[addr.parse().unwrap()], Default::default()).unwrap();
+    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let connect = || RemoteClient::connect(&addr).unwrap();
+    compare("rpc unix", &connect(), &who.act(connect).unwrap());
+    gw.stop();
 
     let mut keys = std::collections::HashMap::new();
     keys.insert(

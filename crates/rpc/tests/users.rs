@@ -410,7 +410,7 @@ fn users_over_rpc_unix_socket() {
             Peer::Unix { uid, gid, .. } => Identity::of_peer(uid, gid),
             Peer::Tcp => panic!("no TCP here"),
         };
-        Arc::new(EmbeddedClient::acting_as(s.clone(), who))
+        Arc::new(EmbeddedClient::held_as(s.clone(), who))
     });
     let addr = format!("unix:{}", sock.display());
     let gw = Gateway::start_per_peer(

@@ -17,11 +17,30 @@ use std::sync::Arc;
 pub struct Acting {
     store: Arc<Store>,
     who: Identity,
+    /// Leave the thread as `who` after each call (see [`Acting::held`]).
+    hold: bool,
 }
 
 impl Acting {
     pub fn new(store: Arc<Store>, who: Identity) -> Acting {
-        Acting { store, who }
+        Acting {
+            store,
+            who,
+            hold: false,
+        }
+    }
+
+    /// Like [`Acting::new`], but the calling thread stays `who` after a
+    /// call, until a call as someone else switches it: one switch per
+    /// connection instead of two system calls each way per call. Only for
+    /// threads that do nothing but engine calls through `Acting` and
+    /// socket I/O (the gateway's), never a tokio worker, which runs other
+    /// requests in between.
+    pub fn held(store: Arc<Store>, who: Identity) -> Acting {
+        Acting {
+            hold: true,
+            ..Acting::new(store, who)
+        }
     }
 
     /// What the data root's file system can do (no file-system call).
@@ -38,13 +57,19 @@ impl Acting {
     /// Runs `f` as this identity; a refusal by the kernel names who was
     /// refused.
     fn run<T>(&self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
-        let _switched = identity::enter(&self.who).map_err(|e| {
+        let cannot = |e| {
             s3err!(
                 InternalError,
                 "cannot act as {}: {e}; the server needs CAP_SETUID and CAP_SETGID",
                 self.who.describe()
             )
-        })?;
+        };
+        let _switched = if self.hold {
+            identity::hold(&self.who).map_err(cannot)?;
+            None
+        } else {
+            identity::enter(&self.who).map_err(cannot)?
+        };
         f(&self.store).map_err(|e| self.refused(e))
     }
 

@@ -6,9 +6,10 @@
 //! raw system calls `setresuid`, `setresgid` and `setgroups` change only the
 //! calling one; glibc's wrappers of the same names signal every thread of
 //! the process to change them all, so they are never used here. A switch
-//! lasts one synchronous engine call ([`crate::Acting`]) and is undone
-//! before that returns, so it is never held across an `.await` nor seen by
-//! the next request on the thread. Only the effective ids move (the real
+//! lasts one synchronous engine call ([`crate::Acting`]) and its uid and
+//! gid are undone before that returns, so it is never held across an
+//! `.await` nor seen by the next request on the thread; the supplementary
+//! groups are set only when a call needs others than the thread holds. Only the effective ids move (the real
 //! and saved ones stay the server's), so switching back needs no
 //! capability; and moving the effective uid from 0 to another clears the
 //! thread's effective capabilities (capabilities(7)), so a thread acting as
@@ -188,6 +189,9 @@ fn server() -> &'static ServerIds {
 thread_local! {
     /// Whom this thread acts as: a user's cache id, or 0 for the server.
     static ACTING: Cell<u64> = const { Cell::new(0) };
+    /// Whose supplementary groups this thread holds (0: the server's;
+    /// `u64::MAX`: unknown, mid-switch).
+    static GROUPS: Cell<u64> = const { Cell::new(0) };
 }
 
 /// The cache id of whom the calling thread acts as (0: the server), for
@@ -202,16 +206,25 @@ pub(crate) fn acting_as_user() -> bool {
 }
 
 /// While alive, the thread acts as a user; dropping it switches back.
-pub(crate) struct Switched(());
+/// `gid`: whether the effective gid moved too.
+pub(crate) struct Switched {
+    gid: bool,
+}
 
 /// Makes the calling thread act as `who` until the returned guard drops.
 /// Nothing to do for the server, nor when the thread already acts as
 /// `who` (a call inside a call).
 pub(crate) fn enter(who: &Identity) -> std::io::Result<Option<Switched>> {
+    let me = server();
     // The server's identity is no switch: the thread stays whoever it is
     // (a process embedding the engine, or a thread already acting as a
-    // user, gets no more than it had).
+    // user, gets no more than it had). Only a user's groups, left from an
+    // earlier call, go first.
     let Some(user) = who.user() else {
+        if ACTING.get() == 0 && GROUPS.get() != 0 {
+            set_groups(&me.groups).unwrap_or_else(|e| cannot_return(e));
+            GROUPS.set(0);
+        }
         return Ok(None);
     };
     match ACTING.get() {
@@ -223,10 +236,11 @@ pub(crate) fn enter(who: &Identity) -> std::io::Result<Option<Switched>> {
             ))
         }
     }
-    let me = server();
     let switch = || -> std::io::Result<()> {
-        if user.groups != me.groups {
+        if GROUPS.get() != user.id {
+            GROUPS.set(u64::MAX);
             set_groups(&user.groups)?;
+            GROUPS.set(user.id);
         }
         if user.gid != me.gid {
             set_egid(user.gid)?;
@@ -234,32 +248,61 @@ pub(crate) fn enter(who: &Identity) -> std::io::Result<Option<Switched>> {
         set_euid(user.uid)
     };
     if let Err(e) = switch() {
-        restore(me);
+        restore_ids(me, true);
+        if GROUPS.get() != 0 {
+            set_groups(&me.groups).unwrap_or_else(|e| cannot_return(e));
+            GROUPS.set(0);
+        }
         return Err(e);
     }
     ACTING.set(user.id);
-    Ok(Some(Switched(())))
+    Ok(Some(Switched {
+        gid: user.gid != me.gid,
+    }))
+}
+
+/// Makes the calling thread act as `who` from now on, until a call as
+/// another identity: for a thread that serves one connection and does
+/// nothing else (a gateway's session), so a connection pays one switch,
+/// not two per call.
+pub(crate) fn hold(who: &Identity) -> std::io::Result<()> {
+    let target = who.user().map_or(0, |u| u.id);
+    if ACTING.get() != target && ACTING.get() != 0 {
+        restore_ids(server(), true);
+        ACTING.set(0);
+    }
+    if let Some(switched) = enter(who)? {
+        // Held: undone by the next call as someone else, or never.
+        std::mem::forget(switched);
+    }
+    Ok(())
 }
 
 impl Drop for Switched {
     fn drop(&mut self) {
-        restore(server());
+        restore_ids(server(), self.gid);
         ACTING.set(0);
     }
 }
 
-/// Back to the server's ids: the uid first (its saved uid lets it, and
-/// with uid 0 the capabilities to set the rest come back).
-fn restore(me: &ServerIds) {
-    let back = set_euid(me.uid)
-        .and_then(|()| set_egid(me.gid))
-        .and_then(|()| set_groups(&me.groups));
+/// Back to the server's uid and gid: the uid first (its saved uid lets
+/// it, and with uid 0 the capabilities to set the gid come back). The
+/// supplementary groups stay until the next call needs others (`GROUPS`):
+/// one system call less per call, and the thread's own uid is back, so
+/// for a root server they change nothing (its capabilities pass every
+/// check), and the server's own calls set its groups first.
+fn restore_ids(me: &ServerIds, gid: bool) {
+    let back = set_euid(me.uid).and_then(|()| if gid { set_egid(me.gid) } else { Ok(()) });
     if let Err(e) = back {
-        // The kernel refused a thread its own saved ids: nothing the
-        // server does afterwards could be trusted to act as the right one.
-        eprintln!("s3hpc: cannot switch a thread back to the server's own ids: {e}; stopping");
-        std::process::abort();
+        cannot_return(e)
     }
+}
+
+/// The kernel refused a thread its own saved ids: nothing the server does
+/// afterwards could be trusted to act as the right one.
+fn cannot_return(e: std::io::Error) -> ! {
+    eprintln!("s3hpc: cannot switch a thread back to the server's own ids: {e}; stopping");
+    std::process::abort();
 }
 
 fn check(r: libc::c_long) -> std::io::Result<()> {
