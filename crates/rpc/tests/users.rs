@@ -494,3 +494,42 @@ fn caches_are_per_user() {
         assert_eq!(get(&b, "pub", "x/k").unwrap(), b"a's");
     }
 }
+
+/// In a bucket its group may write, both members start uploads (the
+/// uploads directory the first made takes the bucket's mode, sticky), and
+/// neither touches the other's.
+#[test]
+fn uploads_in_a_group_writable_bucket() {
+    let Some(users) = Users::make("u") else {
+        return;
+    };
+    let (_dir, root) = data_root();
+    let store = store(&root);
+    let a = EmbeddedClient::acting_as(store.clone(), users.ids[0].clone());
+    let b = EmbeddedClient::acting_as(store.clone(), users.ids[1].clone());
+    a.create_bucket("team").unwrap();
+    std::os::unix::fs::chown(root.join("team"), None, Some(users.shared_gid())).unwrap();
+    chmod(&root.join("team"), 0o2770);
+    let opts = PutOptions::default();
+    let ua = a.create_multipart_upload("team", "x", &opts).unwrap();
+    let ub = b.create_multipart_upload("team", "y", &opts).unwrap();
+    let mode = std::fs::metadata(root.join("team/.s3hpc-uploads"))
+        .unwrap()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o1770, "{mode:o}");
+    denied(b.abort_multipart_upload("team", "x", &ua), "b aborts a's");
+    denied(a.list_parts("team", "y", &ub), "a lists b's");
+    let pa = a
+        .upload_part("team", "x", &ua, 1, PutBody::Bytes(b"a"))
+        .unwrap();
+    let pb = b
+        .upload_part("team", "y", &ub, 1, PutBody::Bytes(b"b"))
+        .unwrap();
+    a.complete_multipart_upload("team", "x", &ua, &[(1, pa)])
+        .unwrap();
+    b.complete_multipart_upload("team", "y", &ub, &[(1, pb)])
+        .unwrap();
+    let m = std::fs::metadata(root.join("team/y")).unwrap();
+    assert_eq!(m.uid(), users.uid(1));
+    assert_eq!(get(&a, "team", "y").unwrap(), b"b");
+}
