@@ -9,8 +9,10 @@ use s3hpc_http::{
     AccessLog, AuthConfig, HttpServer, Metrics, MetricsServer, Observation, Record, Transport,
 };
 use s3hpc_rpc::server::{Observer, Served};
-use s3hpc_rpc::{Address, Gateway, GatewayOptions};
-use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig, SweepPace, STALE_AGE};
+use s3hpc_rpc::{Address, ClientFor, Gateway, GatewayOptions, Peer};
+use s3hpc_store::{
+    identity, Durability, EtagPolicy, Identity, Store, StoreConfig, SweepPace, STALE_AGE,
+};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,10 +43,23 @@ pub struct ServeArgs {
     /// HTTP: accept unsigned requests and check no signature at all.
     #[arg(long, conflicts_with = "credentials")]
     anonymous: bool,
-    /// HTTP users, one `ACCESS_KEY SECRET_KEY` per line. Without it the
-    /// user comes from S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY.
+    /// HTTP users, one `ACCESS_KEY SECRET_KEY [USER]` per line. USER (a
+    /// name, or UID:GID; uid 0 only as `root!` or `0:0!`) is the POSIX
+    /// user the key acts as; a key without acts as the server itself (an
+    /// administrator). Without the file the key comes from
+    /// S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY.
     #[arg(long)]
     credentials: Option<PathBuf>,
+    /// HTTP: unsigned requests act as this user (e.g. nobody), so what is
+    /// world-readable is public; without it a server with users refuses
+    /// them.
+    #[arg(long, value_name = "USER", conflicts_with = "anonymous")]
+    anonymous_user: Option<String>,
+    /// RPC over TCP cannot tell who connects: its connections act as this
+    /// user. Needed for a TCP --rpc when keys act as users (a Unix
+    /// socket's connections act as their peer's user in any case).
+    #[arg(long, value_name = "USER")]
+    rpc_tcp_as: Option<String>,
     /// HTTP: domain for virtual-host-style addressing (BUCKET.DOMAIN);
     /// repeatable. Path style always works.
     #[arg(long = "virtual-host")]
@@ -119,22 +134,63 @@ fn rpc_address(s: &str) -> Result<Address, String> {
 }
 
 fn http_auth(a: &ServeArgs) -> anyhow::Result<AuthConfig> {
+    let auth = http_keys(a)?;
+    Ok(match &a.anonymous_user {
+        Some(user) => auth.with_anonymous_user(
+            Identity::parse(user)
+                .map_err(anyhow::Error::msg)
+                .context("--anonymous-user")?,
+        ),
+        None => auth,
+    })
+}
+
+fn http_keys(a: &ServeArgs) -> anyhow::Result<AuthConfig> {
     if a.anonymous {
         return Ok(AuthConfig::Anonymous);
     }
     if let Some(file) = &a.credentials {
         return AuthConfig::from_file(file).map_err(anyhow::Error::msg);
     }
-    AuthConfig::from_env()
-        .map_err(anyhow::Error::msg)?
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "no credentials for --http: set {} and {}, give --credentials FILE, or pass \
+    let env = AuthConfig::from_env().map_err(anyhow::Error::msg)?;
+    if env.is_none() && a.anonymous_user.is_some() {
+        // Only unsigned requests, as the anonymous user.
+        return Ok(AuthConfig::Users(Default::default()));
+    }
+    env.ok_or_else(|| {
+        anyhow::anyhow!(
+            "no credentials for --http: set {} and {}, give --credentials FILE, or pass \
                  --anonymous to serve without authentication",
-                s3hpc_http::ACCESS_KEY_ENV,
-                s3hpc_http::SECRET_KEY_ENV
-            )
-        })
+            s3hpc_http::ACCESS_KEY_ENV,
+            s3hpc_http::SECRET_KEY_ENV
+        )
+    })
+}
+
+/// Whom RPC over TCP acts as: `--rpc-tcp-as`, or the server itself; a
+/// server whose keys act as users must say (no one can be told apart on
+/// TCP, so it would otherwise hand every network client the server's
+/// rights).
+fn rpc_tcp_identity(a: &ServeArgs, auth: Option<&AuthConfig>) -> anyhow::Result<Option<Identity>> {
+    let tcp = a.rpc.iter().any(|r| !r.is_local());
+    if let Some(user) = &a.rpc_tcp_as {
+        anyhow::ensure!(
+            tcp,
+            "--rpc-tcp-as without a --rpc tcp:HOST:PORT to apply to"
+        );
+        let who = Identity::parse(user)
+            .map_err(anyhow::Error::msg)
+            .context("--rpc-tcp-as")?;
+        return Ok(Some(who));
+    }
+    anyhow::ensure!(
+        !(tcp && auth.is_some_and(AuthConfig::maps_users)),
+        "--rpc tcp:... cannot tell who connects, and the keys of --credentials act as \
+         users: give --rpc-tcp-as USER (whom TCP connections act as; `root!` for the \
+         server's full rights), or serve RPC on a Unix socket, whose connections act as \
+         their own user"
+    );
+    Ok(None)
 }
 
 pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
@@ -143,6 +199,10 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         "nothing to serve: give --rpc unix:PATH, --rpc tcp:HOST:PORT and/or --http HOST:PORT"
     );
     let auth = a.http.map(|_| http_auth(&a)).transpose()?;
+    let tcp_as = rpc_tcp_identity(&a, auth.as_ref())?;
+    if auth.as_ref().is_some_and(AuthConfig::maps_users) || tcp_as.is_some() {
+        identity::check_can_switch().map_err(anyhow::Error::msg)?;
+    }
     // Read before anything starts, so a bad file stops the server at once.
     let tls = match (&a.tls_cert, &a.tls_key) {
         (Some(cert), Some(key)) => Some(
@@ -189,8 +249,16 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     let gateway = if a.rpc.is_empty() {
         None
     } else {
-        let client = Arc::new(EmbeddedClient::new(store.clone()));
-        Some(Gateway::start(client, &a.rpc, opts).context("starting the gateway")?)
+        let store = store.clone();
+        let tcp_as = tcp_as.unwrap_or_default();
+        let client_for: ClientFor = Arc::new(move |peer| {
+            let who = match peer {
+                Peer::Unix { uid, gid, .. } => Identity::of_peer(uid, gid),
+                Peer::Tcp => tcp_as.clone(),
+            };
+            Arc::new(EmbeddedClient::held_as(store.clone(), who))
+        });
+        Some(Gateway::start_per_peer(client_for, &a.rpc, opts).context("starting the gateway")?)
     };
     let http = match (a.http, auth) {
         (Some(addr), Some(auth)) => Some(

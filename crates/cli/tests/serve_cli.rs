@@ -12,7 +12,7 @@ use s3hpc_rpc::message::Request;
 use s3hpc_rpc::RemoteClient;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -871,4 +871,41 @@ fn sighup_without_an_access_log_leaves_the_server_running() {
         .unwrap();
     sigterm(&s.child);
     assert!(wait_exit(&mut s.child).success());
+}
+
+#[test]
+fn keys_mapped_to_users_check_users_and_refuse_an_anonymous_tcp_gateway() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("d");
+    let data = data.to_str().unwrap();
+    let refused = |credentials: &str, extra: &[&str]| {
+        let file = t.path().join("credentials");
+        std::fs::write(&file, credentials).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+            .args([
+                "serve",
+                "--data",
+                data,
+                "--http",
+                "127.0.0.1:0",
+                "--credentials",
+            ])
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{credentials} {extra:?} started");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = refused("k s no-such-user-s3hpc\n", &[]);
+    assert!(
+        e.contains("line 1") && e.contains("no-such-user-s3hpc"),
+        "{e}"
+    );
+    let e = refused("k s 0:0\n", &[]);
+    assert!(e.contains("0:0!"), "{e}");
+    let e = refused("k s 4242:4242\n", &["--rpc", "tcp:127.0.0.1:0"]);
+    assert!(e.contains("--rpc-tcp-as"), "{e}");
+    let e = refused("k s\n", &["--rpc-tcp-as", "4242:4242"]);
+    assert!(e.contains("--rpc tcp:"), "{e}");
 }

@@ -2,8 +2,8 @@
 
 use crate::{GetObject, S3Client, Tags};
 use s3hpc_store::{
-    BucketInfo, ByteRange, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody, PutOptions,
-    Result, Store, UploadInfo, WriteCondition,
+    Acting, BucketInfo, ByteRange, Identity, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
+    PutOptions, Result, Store, UploadInfo, WriteCondition,
 };
 use std::sync::Arc;
 
@@ -11,16 +11,30 @@ use std::sync::Arc;
 /// file system's own.
 #[derive(Clone)]
 pub struct EmbeddedClient {
-    store: Arc<Store>,
+    store: Acting,
 }
 
 impl EmbeddedClient {
+    /// The engine as the calling process: the kernel checks every call
+    /// against the process's own ids (a program embedding the engine, or
+    /// libs3 over `file://`, can do what that user can, no more).
     pub fn new(store: Arc<Store>) -> Self {
-        EmbeddedClient { store }
+        Self::acting_as(store, Identity::server())
     }
 
-    pub fn store(&self) -> &Arc<Store> {
-        &self.store
+    /// The engine acting as `who`.
+    pub fn acting_as(store: Arc<Store>, who: Identity) -> Self {
+        EmbeddedClient {
+            store: Acting::new(store, who),
+        }
+    }
+
+    /// The engine acting as `who`, on threads that stay `who` between
+    /// calls ([`Acting::held`]): a gateway's connection from a user.
+    pub fn held_as(store: Arc<Store>, who: Identity) -> Self {
+        EmbeddedClient {
+            store: Acting::held(store, who),
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Who may use the server: access keys with their secrets, or anonymous
 //! access when explicitly asked for; and how long a signature stays valid.
 
+use s3hpc_store::Identity;
 use s3s::access::{S3Access, S3AccessContext};
 use s3s::auth::{S3Auth, SecretKey};
 use s3s::{s3_error, S3Error, S3ErrorCode, S3Result};
@@ -15,10 +16,23 @@ pub const SECRET_KEY_ENV: &str = "S3HPC_SECRET_KEY";
 #[derive(Clone)]
 pub enum AuthConfig {
     /// Every request must be signed (SigV4 or SigV2, header or presigned)
-    /// by one of these users.
+    /// by one of these users, and acts as the server itself.
     Users(HashMap<String, String>),
-    /// No signature is checked; every request is served. Only on request.
+    /// No signature is checked; every request is served, as the server
+    /// itself. Only on request.
     Anonymous,
+    /// Many users: each key acts as the POSIX user it is mapped to, and
+    /// the file system decides every access.
+    Mapped(MappedUsers),
+}
+
+/// The keys of a server with many users: each with its secret and the
+/// identity its requests act as ([`Identity::server`] for an administrator
+/// key), and whom unsigned requests act as, if anyone.
+#[derive(Clone, Default)]
+pub struct MappedUsers {
+    pub keys: HashMap<String, (String, Identity)>,
+    pub anonymous: Option<Identity>,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -27,6 +41,14 @@ impl std::fmt::Debug for AuthConfig {
         match self {
             AuthConfig::Users(u) => write!(f, "Users({} access keys)", u.len()),
             AuthConfig::Anonymous => f.write_str("Anonymous"),
+            AuthConfig::Mapped(m) => write!(
+                f,
+                "Mapped({} access keys, anonymous as {})",
+                m.keys.len(),
+                m.anonymous
+                    .as_ref()
+                    .map_or("no one".into(), Identity::describe)
+            ),
         }
     }
 }
@@ -48,8 +70,13 @@ impl AuthConfig {
         }
     }
 
-    /// Reads a credentials file: one user per line, `ACCESS_KEY SECRET_KEY`
-    /// (separated by blanks or a colon); blank lines and `#` comments skipped.
+    /// Reads a credentials file: one key per line, `ACCESS_KEY SECRET_KEY
+    /// [USER]` (blank-separated; `ACCESS_KEY:SECRET_KEY` also works for a
+    /// line without USER); blank lines and `#` comments skipped. USER is a
+    /// name from the user database or `UID:GID`, and uid 0 only written
+    /// with a `!` (`root!`, `0:0!`). Any USER makes the server one of many
+    /// users ([`AuthConfig::Mapped`]), where a line without USER is an
+    /// administrator key: it acts as the server itself.
     pub fn from_file(path: &Path) -> Result<AuthConfig, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("reading credentials file {}: {e}", path.display()))?;
@@ -57,36 +84,82 @@ impl AuthConfig {
     }
 
     fn parse_users(text: &str) -> Result<AuthConfig, String> {
-        let mut users = HashMap::new();
+        let mut keys = HashMap::new();
+        let mut mapped = false;
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let mut fields = line
-                .split(|c: char| c.is_whitespace() || c == ':')
-                .filter(|f| !f.is_empty());
-            match (fields.next(), fields.next(), fields.next()) {
-                (Some(a), Some(s), None) => {
-                    if users.insert(a.to_string(), s.to_string()).is_some() {
-                        return Err(format!("line {}: access key {a} is listed twice", i + 1));
-                    }
+            let fields: Vec<&str> = if line.contains(char::is_whitespace) {
+                // `KEY: SECRET` too, as before USER was added.
+                line.split_whitespace()
+                    .map(|f| f.trim_matches(':'))
+                    .filter(|f| !f.is_empty())
+                    .collect()
+            } else {
+                line.split(':').filter(|f| !f.is_empty()).collect()
+            };
+            let (a, s, user) = match fields[..] {
+                [a, s] => (a, s, Identity::server()),
+                [a, s, user] => {
+                    mapped = true;
+                    let who = Identity::parse(user).map_err(|e| format!("line {}: {e}", i + 1))?;
+                    (a, s, who)
                 }
                 _ => {
                     return Err(format!(
-                        "line {}: expected `ACCESS_KEY SECRET_KEY`, got {} fields",
+                        "line {}: expected `ACCESS_KEY SECRET_KEY [USER]`, got {} fields",
                         i + 1,
-                        line.split(|c: char| c.is_whitespace() || c == ':')
-                            .filter(|f| !f.is_empty())
-                            .count()
+                        fields.len()
                     ))
                 }
+            };
+            if keys.insert(a.to_string(), (s.to_string(), user)).is_some() {
+                return Err(format!("line {}: access key {a} is listed twice", i + 1));
             }
         }
-        if users.is_empty() {
-            return Err("no users: add lines of `ACCESS_KEY SECRET_KEY`".into());
+        if keys.is_empty() {
+            return Err("no users: add lines of `ACCESS_KEY SECRET_KEY [USER]`".into());
         }
-        Ok(AuthConfig::Users(users))
+        Ok(if mapped {
+            AuthConfig::Mapped(MappedUsers {
+                keys,
+                anonymous: None,
+            })
+        } else {
+            AuthConfig::Users(keys.into_iter().map(|(a, (s, _))| (a, s)).collect())
+        })
+    }
+
+    /// Makes unsigned requests act as `who` (`--anonymous-user`): a server
+    /// of many users from then on.
+    pub fn with_anonymous_user(self, who: Identity) -> AuthConfig {
+        let mut m = match self {
+            AuthConfig::Mapped(m) => m,
+            AuthConfig::Users(u) => MappedUsers {
+                keys: u
+                    .into_iter()
+                    .map(|(a, s)| (a, (s, Identity::server())))
+                    .collect(),
+                anonymous: None,
+            },
+            AuthConfig::Anonymous => MappedUsers::default(),
+        };
+        m.anonymous = Some(who);
+        AuthConfig::Mapped(m)
+    }
+
+    /// Whether keys act as users other than the server (the server then
+    /// needs the capabilities to switch, see `identity::check_can_switch`).
+    pub fn maps_users(&self) -> bool {
+        match self {
+            AuthConfig::Mapped(m) => {
+                m.keys.values().any(|(_, who)| !who.is_server())
+                    || m.anonymous.as_ref().is_some_and(|w| !w.is_server())
+            }
+            _ => false,
+        }
     }
 }
 
@@ -120,13 +193,19 @@ const MAX_PRESIGNED_EXPIRES: i64 = 604_800;
 /// URL expiry and SigV2 query `Expires`. It runs after s3s has checked the
 /// signature, as its access hook, and refuses unsigned requests as s3s's
 /// default hook does.
-pub(crate) struct SignatureTimeLimits;
+/// `anonymous`: unsigned requests pass (they act as the anonymous user).
+pub(crate) struct SignatureTimeLimits {
+    pub anonymous: bool,
+}
 
 #[async_trait::async_trait]
 impl S3Access for SignatureTimeLimits {
     async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
         crate::observe::note_access(cx);
         if cx.credentials().is_none() {
+            if self.anonymous {
+                return Ok(());
+            }
             return Err(s3_error!(AccessDenied, "Signature is required"));
         }
         check_time_limits(cx.headers(), cx.uri(), time::OffsetDateTime::now_utc())
@@ -283,5 +362,24 @@ mod tests {
             .unwrap()
             .contains("twice"));
         assert!(AuthConfig::parse_users("# nothing\n").is_err());
+    }
+
+    #[test]
+    fn a_third_field_maps_keys_to_users() {
+        let AuthConfig::Mapped(m) =
+            AuthConfig::parse_users("admin s0\nalice s1 4242:4343\n").unwrap()
+        else {
+            panic!("expected mapped users")
+        };
+        assert!(m.keys["admin"].1.is_server());
+        let alice = m.keys["alice"].1.user().unwrap();
+        assert_eq!((alice.uid, alice.gid), (4242, 4343));
+        assert!(m.anonymous.is_none());
+        let e = AuthConfig::parse_users("a s 0:0\n").err().unwrap();
+        assert!(e.contains("line 1") && e.contains("0:0!"), "{e}");
+        assert!(AuthConfig::parse_users("a s 0:0!\n").unwrap().maps_users());
+        assert!(AuthConfig::parse_users("a s u x\n").is_err());
+        let anon = AuthConfig::Anonymous.with_anonymous_user(Identity::parse("7:7").unwrap());
+        assert!(anon.maps_users());
     }
 }

@@ -35,7 +35,7 @@ mod tls;
 mod write_gate;
 
 pub use access_log::{AccessLog, Record};
-pub use auth::{AuthConfig, ACCESS_KEY_ENV, SECRET_KEY_ENV};
+pub use auth::{AuthConfig, MappedUsers, ACCESS_KEY_ENV, SECRET_KEY_ENV};
 pub use metrics::{Metrics, MetricsServer, Observation, Transport};
 pub use server::{HttpServer, ServerHandle};
 pub use tls::TlsConfig;

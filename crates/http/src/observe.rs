@@ -107,6 +107,15 @@ pub(crate) fn note_access(cx: &mut S3AccessContext<'_>) {
     }
 }
 
+/// Notes whom the request acts as once its key is mapped: a user's uid
+/// (the server's own uid, noted at the access check, stays for the
+/// administrator's keys).
+pub(crate) fn note_identity(extensions: &hyper::http::Extensions, who: &s3hpc_store::Identity) {
+    if let (Some(note), Some(user)) = (RequestNote::of(extensions), who.user()) {
+        note.set_uid(user.uid);
+    }
+}
+
 /// The service: [`WithErrorCode`] with the records, for one connection.
 #[derive(Clone)]
 pub(crate) struct Observed {

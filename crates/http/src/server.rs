@@ -7,7 +7,7 @@ use crate::auth::{AuthConfig, KeyTable, SignatureTimeLimits};
 use crate::error_header::WithErrorCode;
 use crate::metrics::{Metrics, Transport};
 use crate::observe::{Observed, Watch};
-use crate::service::Engine;
+use crate::service::Service;
 use crate::tls::TlsConfig;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
@@ -42,14 +42,34 @@ impl HttpServer {
         auth: AuthConfig,
         virtual_hosts: &[String],
     ) -> io::Result<HttpServer> {
-        let mut builder = S3ServiceBuilder::new(Engine {
+        let users = match &auth {
+            AuthConfig::Mapped(m) => Some((
+                m.keys
+                    .iter()
+                    .map(|(a, (_, who))| (a.clone(), who.clone()))
+                    .collect(),
+                m.anonymous.clone(),
+            )),
+            _ => None,
+        };
+        let mut builder = S3ServiceBuilder::new(Service {
             store,
-            writes: Default::default(),
-            buffers: Default::default(),
+            io: Default::default(),
+            users,
         });
-        if let AuthConfig::Users(users) = auth {
-            builder.set_auth(KeyTable(users));
-            builder.set_access(SignatureTimeLimits);
+        match auth {
+            AuthConfig::Users(users) => {
+                builder.set_auth(KeyTable(users));
+                builder.set_access(SignatureTimeLimits { anonymous: false });
+            }
+            AuthConfig::Mapped(m) => {
+                let anonymous = m.anonymous.is_some();
+                builder.set_auth(KeyTable(
+                    m.keys.into_iter().map(|(a, (s, _))| (a, s)).collect(),
+                ));
+                builder.set_access(SignatureTimeLimits { anonymous });
+            }
+            AuthConfig::Anonymous => {}
         }
         if !virtual_hosts.is_empty() {
             let domains = MultiDomain::new(virtual_hosts).map_err(|e| {

@@ -26,4 +26,4 @@ pub mod shm;
 
 pub use addr::Address;
 pub use client::RemoteClient;
-pub use server::{Gateway, GatewayOptions};
+pub use server::{ClientFor, Gateway, GatewayOptions, Peer};

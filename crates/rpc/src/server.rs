@@ -62,6 +62,19 @@ impl Default for GatewayOptions {
 /// connections are cut.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
+/// Who is at the other end of a connection, as far as the gateway can
+/// tell: over a Unix socket the kernel says (`SO_PEERCRED`); over TCP no
+/// one does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    Unix { pid: u32, uid: u32, gid: u32 },
+    Tcp,
+}
+
+/// The client a connection's requests run on, chosen by its peer: the
+/// engine acting as the peer's user, on a gateway serving many users.
+pub type ClientFor = Arc<dyn Fn(Peer) -> Arc<dyn S3Client> + Send + Sync>;
+
 pub struct Gateway {
     shared: Arc<Shared>,
     listeners: Vec<Bound>,
@@ -70,7 +83,7 @@ pub struct Gateway {
 }
 
 struct Shared {
-    client: Arc<dyn S3Client>,
+    client_for: ClientFor,
     opts: GatewayOptions,
     stopping: AtomicBool,
     next_conn: AtomicU64,
@@ -102,6 +115,16 @@ impl Gateway {
         addrs: &[Address],
         opts: GatewayOptions,
     ) -> io::Result<Gateway> {
+        Self::start_per_peer(Arc::new(move |_| client.clone()), addrs, opts)
+    }
+
+    /// [`Gateway::start`] with each connection's requests on the client
+    /// `client_for` gives for its peer.
+    pub fn start_per_peer(
+        client_for: ClientFor,
+        addrs: &[Address],
+        opts: GatewayOptions,
+    ) -> io::Result<Gateway> {
         let mut bound = Vec::new();
         let mut listeners = Vec::new();
         for a in addrs {
@@ -117,7 +140,7 @@ impl Gateway {
             }
         }
         let shared = Arc::new(Shared {
-            client,
+            client_for,
             opts,
             stopping: AtomicBool::new(false),
             next_conn: AtomicU64::new(0),
@@ -315,6 +338,23 @@ fn accept_loop(shared: &Arc<Shared>, l: Listener) {
     }
 }
 
+/// The peer of a connection; a Unix socket whose peer the kernel cannot
+/// name (it always can, on Linux) counts as an unknown TCP peer.
+fn peer_of(stream: &Stream) -> Peer {
+    let fd = match stream {
+        Stream::Unix(s) | Stream::UnixWithFds(s, _) => s,
+        Stream::Tcp(_) => return Peer::Tcp,
+    };
+    match rustix::net::sockopt::socket_peercred(fd) {
+        Ok(c) => Peer::Unix {
+            pid: c.pid.as_raw_nonzero().get() as u32,
+            uid: c.uid.as_raw(),
+            gid: c.gid.as_raw(),
+        },
+        Err(_) => Peer::Tcp,
+    }
+}
+
 impl Shared {
     fn log(&self, msg: std::fmt::Arguments<'_>) {
         if self.opts.log_errors {
@@ -337,8 +377,9 @@ impl Shared {
             }
             open.insert(id, stream.try_clone()?);
         }
+        let client = (self.client_for)(peer_of(&stream));
         if let Some(w) = self.workers.get() {
-            let added = w.add(id, stream);
+            let added = w.add(id, stream, client);
             if added.is_err() {
                 self.forget(id);
             }
@@ -349,7 +390,7 @@ impl Shared {
             .name(format!("rpc-conn-{id}"))
             .spawn(move || {
                 let peer = stream.peer();
-                if let Err(e) = session::serve(me.client.as_ref(), &me.opts, stream) {
+                if let Err(e) = session::serve(client, &me.opts, stream) {
                     me.log(format_args!("{peer}: {e}; connection closed"));
                 }
                 me.forget(id);

@@ -41,9 +41,14 @@ pub(crate) struct DirCache {
     alive: Arc<()>,
 }
 
+type Dirs = FxHashMap<Box<str>, Rc<OwnedFd>>;
+
 struct StoreDirs {
     alive: Weak<()>,
-    dirs: FxHashMap<Box<str>, Rc<OwnedFd>>,
+    /// Per identity the thread acted as (`identity::acting_id`): a handle
+    /// one user opened never serves another, who may not pass the
+    /// directories above it (an `O_PATH` handle skips their checks).
+    dirs: FxHashMap<u64, Dirs>,
 }
 
 thread_local! {
@@ -62,7 +67,11 @@ impl DirCache {
     /// The directory `rel` (relative to the root, e.g. `bucket/a/b`), from the
     /// cache or freshly resolved.
     pub fn get(&self, root: BorrowedFd<'_>, rel: &str) -> io::Result<Rc<OwnedFd>> {
-        let hit = CACHES.with_borrow(|c| c.get(&self.id).and_then(|s| s.dirs.get(rel).cloned()));
+        let who = crate::identity::acting_id();
+        let hit = CACHES.with_borrow(|c| {
+            let s = c.get(&self.id)?;
+            s.dirs.get(&who)?.get(rel).cloned()
+        });
         if let Some(fd) = hit {
             return Ok(fd);
         }
@@ -79,19 +88,20 @@ impl DirCache {
                     },
                 );
             }
-            let dirs = &mut caches.get_mut(&self.id).expect("just inserted").dirs;
-            if dirs.len() >= MAX_CACHED {
-                dirs.clear();
+            let all = &mut caches.get_mut(&self.id).expect("just inserted").dirs;
+            if all.values().map(|d| d.len()).sum::<usize>() >= MAX_CACHED {
+                all.clear();
             }
-            dirs.insert(rel.into(), fd.clone());
+            all.entry(who).or_default().insert(rel.into(), fd.clone());
         });
         Ok(fd)
     }
 
-    fn with_dirs(&self, f: impl FnOnce(&mut FxHashMap<Box<str>, Rc<OwnedFd>>)) {
+    /// Runs `f` on the handles of every identity.
+    fn with_dirs(&self, mut f: impl FnMut(&mut Dirs)) {
         CACHES.with_borrow_mut(|c| {
             if let Some(s) = c.get_mut(&self.id) {
-                f(&mut s.dirs)
+                s.dirs.values_mut().for_each(&mut f)
             }
         })
     }

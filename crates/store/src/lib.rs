@@ -8,11 +8,13 @@
 //! (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so no key can
 //! reach outside its bucket. See ARCHITECTURE.md for the design and costs.
 
+mod acting;
 mod bucket;
 mod checksum;
 mod dirs;
 mod error;
 pub mod fscalls;
+pub mod identity;
 mod list;
 mod meta;
 mod multipart;
@@ -26,11 +28,13 @@ mod tagging;
 mod temp;
 mod types;
 
+pub use acting::Acting;
 pub use checksum::{
     bad_digest, check_value, to_base64, ChecksumAlgorithm, ChecksumRequest, ChecksumType, Hasher,
     LateChecksum, ObjectChecksum,
 };
 pub use error::{ErrorCode, Result, S3Error};
+pub use identity::Identity;
 pub use meta::{validate_tags, MAX_TAGS};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};

@@ -7,7 +7,7 @@
 //! directory (`copy_file_range`: no data passes through user space) and
 //! renames it into place, so the object appears whole or not at all.
 
-use crate::fscalls::{read_dir, unlinkat};
+use crate::fscalls::{read_dir, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
 use crate::names::dir_rel;
 use crate::names::{validate_bucket_name, validate_key};
@@ -25,6 +25,17 @@ const PART_PREFIX: &str = "part.";
 const MAX_PART_NUMBER: u32 = 10_000;
 /// S3's minimum size of every part but the last.
 pub const MIN_PART_SIZE: u64 = 5 << 20;
+
+/// The mode of a new directory below `parent`: an upload's staging
+/// directory is its initiator's alone (another user, even one who may read
+/// the bucket, cannot list, add to, complete or abort it); any other gets
+/// 0777 under the umask, as `mkdir -p` gives.
+pub(crate) fn dir_mode(bucket: &str, parent: &str) -> rustix::fs::Mode {
+    let uploads = parent
+        .strip_prefix(bucket)
+        .is_some_and(|p| p.strip_prefix('/') == Some(UPLOADS));
+    rustix::fs::Mode::from_bits_truncate(if uploads { 0o700 } else { 0o777 })
+}
 
 fn upload_key(upload_id: &str, file: &str) -> String {
     format!("{UPLOADS}/{upload_id}/{file}")
@@ -94,6 +105,23 @@ fn decode_info(buf: &[u8]) -> Option<(String, StoredMeta)> {
 }
 
 impl Store {
+    /// After directory `parent/name` was made: the uploads directory a user
+    /// made is opened to whoever may write the bucket (its mode bits, and
+    /// sticky, so no one removes another's upload), as the umask would
+    /// have kept everyone else out. The server's own keeps what it got.
+    pub(crate) fn made_dir(&self, bucket: &str, parent: &str, name: &str) {
+        if parent != bucket || name != UPLOADS || !crate::identity::acting_as_user() {
+            return;
+        }
+        if let Ok(st) = statat(&self.root_fd, bucket, AtFlags::SYMLINK_NOFOLLOW) {
+            let mode = rustix::fs::Mode::from_bits_truncate((st.st_mode & 0o777) | 0o1000);
+            let _ = self.in_dir(bucket, |d: std::os::fd::BorrowedFd<'_>| {
+                let r = rustix::fs::chmodat(d, UPLOADS, mode, AtFlags::empty());
+                Ok(crate::fscalls::count(crate::fscalls::Kind::Chmod, r)?)
+            });
+        }
+    }
+
     pub fn create_multipart_upload(
         &self,
         bucket: &str,

@@ -241,10 +241,9 @@ impl Store {
         while end < rel.len() {
             let next = rel[end + 1..].find('/').map_or(rel.len(), |i| end + 1 + i);
             let (parent, name) = (&rel[..end], &rel[end + 1..next]);
-            match self.in_dir(parent, |p| {
-                Ok(mkdirat(p, name, Mode::from_bits_truncate(0o777))?)
-            }) {
-                Ok(()) => {}
+            let mode = crate::multipart::dir_mode(bucket, parent);
+            match self.in_dir(parent, |p| Ok(mkdirat(p, name, mode)?)) {
+                Ok(()) => self.made_dir(bucket, parent, name),
                 Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
                 // A parent was pruned by a concurrent DELETE after it was made
                 // or found, or is a plain object that must make room; the

@@ -20,16 +20,65 @@ use crate::convert::s3_error;
 use crate::gather::BufferPool;
 use crate::write_gate::WriteGate;
 use base64::Engine as _;
-use s3hpc_store::{PutBody, Store};
+use s3hpc_store::{Acting, Identity, PutBody, Store};
+use s3s::auth::Credentials;
 use s3s::dto::*;
 use s3s::stream::ByteStream as _;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-pub(crate) struct Engine {
+/// The S3 service: the engine, and who each access key acts as.
+pub(crate) struct Service {
     pub store: Arc<Store>,
+    pub io: Arc<Io>,
+    /// With many users: each key's identity, and the anonymous one's.
+    /// Without (`None`), every request acts as the server.
+    pub users: Option<(HashMap<String, Identity>, Option<Identity>)>,
+}
+
+/// What every request shares: the write gate and the body buffers.
+#[derive(Default)]
+pub(crate) struct Io {
     pub writes: WriteGate,
     pub buffers: BufferPool,
+}
+
+/// What one request works with: the engine acting as the request's
+/// identity (the only way a handler reaches the file system), and the
+/// server's shared write gate and buffers.
+pub(crate) struct Engine {
+    pub store: Acting,
+    pub io: Arc<Io>,
+}
+
+impl Service {
+    /// The engine as the request's sender: an access key's user, the
+    /// anonymous user for an unsigned request.
+    fn engine(&self, credentials: Option<&Credentials>) -> S3Result<Engine> {
+        let who = match (&self.users, credentials) {
+            (None, _) => Identity::server(),
+            (Some((keys, _)), Some(c)) => keys.get(&c.access_key).cloned().ok_or_else(|| {
+                s3_error!(
+                    InvalidAccessKeyId,
+                    "the access key {} is not known to this server",
+                    c.access_key
+                )
+            })?,
+            (Some((_, Some(anonymous))), None) => anonymous.clone(),
+            (Some((_, None)), None) => {
+                return Err(s3_error!(
+                    AccessDenied,
+                    "unsigned requests are refused: this server has many users and no \
+                     --anonymous-user; sign the request with an access key"
+                ))
+            }
+        };
+        Ok(Engine {
+            store: Acting::new(self.store.clone(), who),
+            io: self.io.clone(),
+        })
+    }
 }
 
 /// Runs a short file-system call (a stat, an unlink, an open, one chunk
@@ -108,7 +157,7 @@ where
     };
     let body = Decoded::new(body, framing);
     let len = len.and_then(|n| usize::try_from(n).ok());
-    let incoming = body::receive(body, len, &engine.buffers).await?;
+    let incoming = body::receive(body, len, &engine.io.buffers).await?;
     match incoming {
         Incoming::Whole(bytes) => engine.write_whole(&bytes, write),
         Incoming::Gathered(pooled) => engine.write_whole(&pooled.buf, write),
@@ -141,7 +190,8 @@ impl Engine {
         bytes: &[u8],
         write: impl FnOnce(PutBody<'_>) -> s3hpc_store::Result<T>,
     ) -> S3Result<T> {
-        self.writes
+        self.io
+            .writes
             .run(|| write(PutBody::Bytes(bytes)))
             .map_err(s3_error)
     }
@@ -164,10 +214,12 @@ pub(super) fn null_version(v: Option<&str>) -> S3Result<()> {
 macro_rules! route {
     ($($module:ident::$op:ident($input:ident) -> $output:ident;)*) => {
         #[async_trait::async_trait]
-        impl S3 for Engine {
+        impl S3 for Service {
             $(
                 async fn $op(&self, req: S3Request<$input>) -> S3Result<S3Response<$output>> {
-                    $module::$op(self, req).await
+                    let engine = self.engine(req.credentials.as_ref())?;
+                    crate::observe::note_identity(&req.extensions, engine.store.identity());
+                    $module::$op(&engine, req).await
                 }
             )*
         }

@@ -22,6 +22,8 @@ const OPS_WITH_BODY: [u8; 2] = [4, 11];
 /// One connection's state on the gateway.
 pub(super) struct Session {
     conn: Connection,
+    /// The engine as this connection's peer.
+    client: std::sync::Arc<dyn S3Client>,
     /// The last request's payload (requests borrow their strings from it).
     payload: Vec<u8>,
     /// The client's PUT buffer, once attached.
@@ -40,9 +42,10 @@ pub(super) enum Next {
 }
 
 impl Session {
-    pub(super) fn new(stream: Stream) -> Session {
+    pub(super) fn new(stream: Stream, client: std::sync::Arc<dyn S3Client>) -> Session {
         Session {
             conn: Connection::new(stream),
+            client,
             payload: Vec::new(),
             shared: None,
             greeted: false,
@@ -66,11 +69,8 @@ impl Session {
 
     /// Serves the handshake (the first time) or one request, blocking
     /// until it is read and answered.
-    pub(super) fn serve_one(
-        &mut self,
-        client: &dyn S3Client,
-        opts: &GatewayOptions,
-    ) -> Result<Next, ProtocolError> {
+    pub(super) fn serve_one(&mut self, opts: &GatewayOptions) -> Result<Next, ProtocolError> {
+        let client = self.client.as_ref();
         let conn = &mut self.conn;
         if !self.greeted {
             self.greeted = true;
@@ -186,12 +186,12 @@ fn observed_peer(stream: &crate::addr::Stream) -> String {
 
 /// Serves a connection on this thread until the client closes it.
 pub(super) fn serve(
-    client: &dyn S3Client,
+    client: std::sync::Arc<dyn S3Client>,
     opts: &GatewayOptions,
     stream: Stream,
 ) -> Result<(), ProtocolError> {
-    let mut session = Session::new(stream);
-    while let Next::Open = session.serve_one(client, opts)? {}
+    let mut session = Session::new(stream, client);
+    while let Next::Open = session.serve_one(opts)? {}
     Ok(())
 }
 

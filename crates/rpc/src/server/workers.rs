@@ -52,10 +52,15 @@ impl Workers {
     }
 
     /// Hands a new connection to the next worker.
-    pub(super) fn add(&self, id: u64, stream: Stream) -> io::Result<()> {
+    pub(super) fn add(
+        &self,
+        id: u64,
+        stream: Stream,
+        client: Arc<dyn s3hpc_client::S3Client>,
+    ) -> io::Result<()> {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.workers.len();
         let w = &self.workers[i];
-        let session = Session::new(stream);
+        let session = Session::new(stream, client);
         let data = epoll::EventData::new_u64(id);
         epoll::add(&w.epoll, session.fd(), data, epoll::EventFlags::IN)?;
         w.sessions.lock().expect("not poisoned").insert(id, session);
@@ -106,7 +111,7 @@ impl Worker {
             return;
         };
         loop {
-            match session.serve_one(shared.client.as_ref(), &shared.opts) {
+            match session.serve_one(&shared.opts) {
                 Ok(Next::Open) if session.has_buffered_input() => continue,
                 Ok(Next::Open) => {
                     self.sessions

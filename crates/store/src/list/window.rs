@@ -364,6 +364,9 @@ impl DirStamp {
 
 struct Cached {
     rel: String,
+    /// Who read it (`identity::acting_id`): served to that identity only,
+    /// as another may not be allowed to read the directory.
+    who: u64,
     stamp: DirStamp,
     from: Option<Bound>,
     entries: Arc<Vec<Entry>>,
@@ -417,13 +420,14 @@ impl ListingCache {
     }
 
     pub(super) fn get(&self, rel: &str, stamp: DirStamp, from: Option<&Bound>) -> Option<Window> {
+        let who = crate::identity::acting_id();
         let mut inner = self.inner.lock().unwrap();
         inner.tick += 1;
         let tick = inner.tick;
         let c = inner
             .windows
             .iter_mut()
-            .find(|c| c.rel == rel && c.stamp == stamp && c.serves(from))?;
+            .find(|c| c.rel == rel && c.who == who && c.stamp == stamp && c.serves(from))?;
         c.used = tick;
         Some(Window {
             entries: c.entries.clone(),
@@ -473,6 +477,7 @@ impl ListingCache {
         let used = inner.tick;
         inner.windows.push(Cached {
             rel: rel.to_string(),
+            who: crate::identity::acting_id(),
             stamp,
             from,
             entries: w.entries.clone(),

@@ -1,0 +1,260 @@
+//! The one place where a request's identity is applied: [`Acting`] is a
+//! view of the engine whose every call runs, on the calling thread,
+//! as that identity (see `identity.rs`), and whose refusals name it. Every
+//! transport reaches the engine through it (the HTTP server per access
+//! key, the gateway per Unix-socket peer, the embedded client as the
+//! process itself), so no S3 handler decides access: the kernel does.
+
+use crate::identity::{self, Identity};
+use crate::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The engine acting as one identity: every call switches the calling
+/// thread to that identity for its duration (nothing to switch for the
+/// server's own). Cheap to clone (two reference counts).
+#[derive(Clone)]
+pub struct Acting {
+    store: Arc<Store>,
+    who: Identity,
+    /// Leave the thread as `who` after each call (see [`Acting::held`]).
+    hold: bool,
+}
+
+impl Acting {
+    pub fn new(store: Arc<Store>, who: Identity) -> Acting {
+        Acting {
+            store,
+            who,
+            hold: false,
+        }
+    }
+
+    /// Like [`Acting::new`], but the calling thread stays `who` after a
+    /// call, until a call as someone else switches it: one switch per
+    /// connection instead of two system calls each way per call. Only for
+    /// threads that do nothing but engine calls through `Acting` and
+    /// socket I/O (the gateway's), never a tokio worker, which runs other
+    /// requests in between.
+    pub fn held(store: Arc<Store>, who: Identity) -> Acting {
+        Acting {
+            hold: true,
+            ..Acting::new(store, who)
+        }
+    }
+
+    /// What the data root's file system can do (no file-system call).
+    pub fn profile(&self) -> &FsProfile {
+        self.store.profile()
+    }
+}
+
+impl Acting {
+    pub fn identity(&self) -> &Identity {
+        &self.who
+    }
+
+    /// Runs `f` as this identity; a refusal by the kernel names who was
+    /// refused.
+    fn run<T>(&self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        let cannot = |e| {
+            s3err!(
+                InternalError,
+                "cannot act as {}: {e}; the server needs CAP_SETUID and CAP_SETGID",
+                self.who.describe()
+            )
+        };
+        let _switched = if self.hold {
+            identity::hold(&self.who).map_err(cannot)?;
+            None
+        } else {
+            identity::enter(&self.who).map_err(cannot)?
+        };
+        f(&self.store).map_err(|e| self.refused(e))
+    }
+
+    fn refused(&self, mut e: S3Error) -> S3Error {
+        if e.code == ErrorCode::AccessDenied && !self.who.is_server() {
+            e.message = format!(
+                "{} is not allowed this by the file system: {}",
+                self.who.describe(),
+                e.message
+            );
+        }
+        e
+    }
+
+    /// Whether this identity may do `access` to bucket `bucket`'s
+    /// directory, asked of the kernel (`faccessat` with the effective ids,
+    /// as the thread acts now). Only for a user: the server's answer is
+    /// whatever its calls get. The calls that need it are those whose
+    /// first file-system call would not be refused by itself: a bucket's
+    /// handle is opened with `O_PATH`, which needs no right on the bucket.
+    fn check_bucket(&self, bucket: &str, access: rustix::fs::Access) -> Result<()> {
+        if self.who.is_server() {
+            return Ok(());
+        }
+        validate_bucket_name(bucket)?;
+        match rustix::fs::accessat(
+            &self.store.root_fd,
+            bucket,
+            access,
+            rustix::fs::AtFlags::EACCESS,
+        ) {
+            Ok(()) => Ok(()),
+            Err(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => Err(s3err!(
+                AccessDenied,
+                "bucket {bucket:?}: its directory {} does not let in {}",
+                self.store.root.join(bucket).display(),
+                self.who.describe()
+            )),
+            // Missing, or not a directory: the engine's own call says so.
+            Err(_) => Ok(()),
+        }
+    }
+
+    pub fn head_bucket(&self, bucket: &str) -> Result<()> {
+        self.run(|s| {
+            self.check_bucket(bucket, rustix::fs::Access::EXEC_OK)?;
+            s.head_bucket(bucket)
+        })
+    }
+
+    pub fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        let all = rustix::fs::Access::READ_OK | rustix::fs::Access::EXEC_OK;
+        self.run(|s| {
+            self.check_bucket(bucket, all)?;
+            s.delete_bucket(bucket)
+        })
+    }
+
+    pub fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+        let all = rustix::fs::Access::READ_OK | rustix::fs::Access::EXEC_OK;
+        self.run(|s| {
+            self.check_bucket(bucket, all)?;
+            s.list_objects(bucket, req)
+        })
+    }
+
+    pub fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
+        let all = rustix::fs::Access::READ_OK | rustix::fs::Access::EXEC_OK;
+        self.run(|s| {
+            self.check_bucket(bucket, all)?;
+            s.list_multipart_uploads(bucket, prefix)
+        })
+    }
+
+    /// The buckets this identity may enter (the server: all).
+    pub fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
+        self.run(|s| {
+            let mut all = s.list_buckets()?;
+            if !self.who.is_server() {
+                all.retain(|b| {
+                    self.check_bucket(&b.name, rustix::fs::Access::EXEC_OK)
+                        .is_ok()
+                });
+            }
+            Ok(all)
+        })
+    }
+}
+
+impl Acting {
+    /// HEAD as a user opens the object, as a GET does, so that the kernel
+    /// decides with the read permission; a `stat` needs only the right to
+    /// pass the directories, and would show a private object's size, time
+    /// and ETag to anyone who may list the directory.
+    pub fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
+        if self.who.is_server() {
+            return self.store.head_object(bucket, key);
+        }
+        self.run(|s| s.get_object(bucket, key, None).map(|got| got.info))
+    }
+}
+
+/// Forwards engine calls through [`Acting::run`].
+macro_rules! forward {
+    ($(fn $name:ident(&self $(, $arg:ident: $ty:ty)* $(,)?) -> $ret:ty;)*) => {
+        impl Acting {
+            $(
+                // As many as the engine's own call takes.
+                #[allow(clippy::too_many_arguments)]
+                pub fn $name(&self $(, $arg: $ty)*) -> $ret {
+                    self.run(|s| s.$name($($arg),*))
+                }
+            )*
+        }
+    };
+}
+
+forward! {
+    fn create_bucket(&self, bucket: &str) -> Result<()>;
+    fn put_object(&self, bucket: &str, key: &str, body: PutBody<'_>, opts: &PutOptions) -> Result<String>;
+    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetResult>;
+    fn delete_object(&self, bucket: &str, key: &str) -> Result<()>;
+    fn copy_object(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+    ) -> Result<ObjectInfo>;
+    fn copy_object_if(
+        &self,
+        src_bucket: &str,
+        src_key: &str,
+        dst_bucket: &str,
+        dst_key: &str,
+        opts: Option<&PutOptions>,
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo>;
+    fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<BTreeMap<String, String>>;
+    fn put_object_tagging(&self, bucket: &str, key: &str, tags: &BTreeMap<String, String>) -> Result<()>;
+    fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()>;
+    fn create_multipart_upload(&self, bucket: &str, key: &str, opts: &PutOptions) -> Result<String>;
+    fn upload_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        part_number: u32,
+        body: PutBody<'_>,
+    ) -> Result<String>;
+    fn upload_part_checked(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        part_number: u32,
+        body: PutBody<'_>,
+        opts: &PutOptions,
+    ) -> Result<(String, Option<ObjectChecksum>)>;
+    fn complete_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+    ) -> Result<ObjectInfo>;
+    fn complete_multipart_upload_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo>;
+    fn complete_multipart_upload_checked(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+        part_checksums: &[Option<String>],
+        whole: Option<&ChecksumRequest>,
+        cond: &WriteCondition,
+    ) -> Result<ObjectInfo>;
+    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()>;
+    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>>;
+}
