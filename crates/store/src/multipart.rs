@@ -289,27 +289,15 @@ impl Store {
     ) -> Result<ObjectInfo> {
         let mut stored = self.upload_info(bucket, key, upload_id)?;
         let plan = stored.checksum.take();
-        if parts.is_empty() {
-            return Err(s3err!(
-                InvalidArgument,
-                "a multipart upload needs at least one part"
-            ));
-        }
-        if parts.windows(2).any(|w| w[0].0 >= w[1].0) {
-            return Err(s3err!(
-                InvalidPartOrder,
-                "parts must be listed in ascending part-number order without repeats"
-            ));
-        }
+        let parts = listed_parts(parts)?;
         let mut files = Vec::with_capacity(parts.len());
-        let mut md5_of_md5s = Md5::new();
         let mut sums = Vec::new();
-        for (i, (n, etag)) in parts.iter().enumerate() {
+        for (i, &(n, etag, entry)) in parts.iter().enumerate() {
             // Each named part is opened at once (open, fstat): its size,
             // ETag and checksum come with the file the copy reads, so no
             // listing of the staging directory and no stat of each part
             // (on a shared file system each is a round trip).
-            let got = match self.get_unchecked(bucket, &upload_key(upload_id, &part_file(*n)), None)
+            let got = match self.get_unchecked(bucket, &upload_key(upload_id, &part_file(n)), None)
             {
                 Ok(g) => g,
                 Err(e) if e.code == ErrorCode::NoSuchKey => {
@@ -335,7 +323,7 @@ impl Store {
                     p.size
                 ));
             }
-            let listed = part_checksums.get(i).and_then(|c| c.as_deref());
+            let listed = part_checksums.get(entry).and_then(|c| c.as_deref());
             let have_sum = p
                 .checksum
                 .as_ref()
@@ -359,17 +347,9 @@ impl Store {
                 })?;
                 sums.push((raw, p.size));
             }
-            let hex = unquote(&p.etag);
-            match decode_hex(hex) {
-                Some(bytes) => md5_of_md5s.update(bytes),
-                None => md5_of_md5s.update(hex.as_bytes()),
-            }
             files.push((got.body.into_file(), 0, got.length));
         }
-        stored.etag = Some(meta::quoted_hex(
-            &md5_of_md5s.finalize(),
-            &format!("-{}", parts.len()),
-        ));
+        stored.etag = Some(multipart_etag(parts.iter().map(|p| p.1), parts.len()));
         if let Some(plan) = plan {
             let value = match plan.kind {
                 ChecksumType::Composite => {
@@ -601,6 +581,49 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime, locks: bool) -> usi
         }
     }
     removed
+}
+
+/// S3's multipart ETag: the MD5 of the parts' binary MD5s, then `-N`. A
+/// part ETag that is not an MD5 (the fast policy's) enters as its text.
+fn multipart_etag<'a>(etags: impl Iterator<Item = &'a str>, count: usize) -> String {
+    let mut md5_of_md5s = Md5::new();
+    for etag in etags {
+        let hex = unquote(etag);
+        match decode_hex(hex) {
+            Some(bytes) => md5_of_md5s.update(bytes),
+            None => md5_of_md5s.update(hex.as_bytes()),
+        }
+    }
+    meta::quoted_hex(&md5_of_md5s.finalize(), &format!("-{count}"))
+}
+
+/// The parts a completion lists, in ascending order. A part number listed
+/// several times in a row counts once, with its last entry: a client that
+/// re-sent a part lists each upload's ETag, and the part that finished last
+/// is the one kept (s3-tests `test_multipart_resend_first_finishes_last`).
+/// A number lower than the one before is InvalidPartOrder.
+/// Each comes with the index of its entry in `parts`.
+fn listed_parts(parts: &[(u32, String)]) -> Result<Vec<(u32, &str, usize)>> {
+    if parts.is_empty() {
+        return Err(s3err!(
+            InvalidArgument,
+            "a multipart upload needs at least one part"
+        ));
+    }
+    if parts.windows(2).any(|w| w[0].0 > w[1].0) {
+        return Err(s3err!(
+            InvalidPartOrder,
+            "parts must be listed in ascending part-number order"
+        ));
+    }
+    let mut out: Vec<(u32, &str, usize)> = Vec::with_capacity(parts.len());
+    for (i, (n, etag)) in parts.iter().enumerate() {
+        match out.last_mut() {
+            Some(last) if last.0 == *n => *last = (*n, etag, i),
+            _ => out.push((*n, etag, i)),
+        }
+    }
+    Ok(out)
 }
 
 /// AWS's rules for a multipart upload's checksum: SHA algorithms compose
