@@ -92,6 +92,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("hostile_keys", hostile_keys),
     ("multipart_round_trip", multipart_round_trip),
     ("multipart_abort", multipart_abort),
+    ("multipart_complete_retried", multipart_complete_retried),
     ("multipart_invalid_part_order", multipart_invalid_part_order),
     ("multipart_entity_too_small", multipart_entity_too_small),
     ("multipart_invalid_part", multipart_invalid_part),
@@ -1554,13 +1555,50 @@ fn multipart_round_trip(c: &dyn S3Client, b: &str) {
         ErrorCode::NoSuchUpload,
         "list parts after completion",
     );
-    expect_err(
-        c.complete_multipart_upload(b, key, &id, &parts),
-        ErrorCode::NoSuchUpload,
-        "complete twice",
-    );
+    // Completing twice answers the same object (multipart_complete_retried).
     let (keys, _) = list(c, b, &ListRequest::default());
     assert_eq!(keys, strings(&[key]), "LIST after completion");
+}
+
+/// A completion sent again (its first answer was lost) answers the same
+/// object, as S3 does; with other parts, after the key was overwritten, or
+/// for any other call on the upload, the upload is gone (NoSuchUpload).
+fn multipart_complete_retried(c: &dyn S3Client, b: &str) {
+    let (id, parts, content) = upload_two_parts(c, b, "k", &PutOptions::default());
+    let first = ok(c.complete_multipart_upload(b, "k", &id, &parts), "complete");
+    let again = ok(
+        c.complete_multipart_upload(b, "k", &id, &parts),
+        "complete again",
+    );
+    assert_eq!(again.etag, first.etag, "the retry's ETag");
+    assert_eq!(again.size, content.len() as u64, "the retry's size");
+    assert_content(c, b, "k", &content);
+    let no = ErrorCode::NoSuchUpload;
+    expect_err(
+        c.complete_multipart_upload(b, "k", &id, &parts[..1]),
+        no,
+        "complete again with other parts",
+    );
+    expect_err(
+        c.complete_multipart_upload(b, "other", &id, &parts),
+        no,
+        "complete again under another key",
+    );
+    expect_err(c.list_parts(b, "k", &id), no, "list parts after completion");
+    expect_err(
+        c.abort_multipart_upload(b, "k", &id),
+        no,
+        "abort after completion",
+    );
+    let uploads = ok(c.list_multipart_uploads(b, ""), "list uploads");
+    assert!(uploads.is_empty(), "a completed upload is listed: {uploads:?}");
+    put(c, b, "k", b"replaced");
+    expect_err(
+        c.complete_multipart_upload(b, "k", &id, &parts),
+        no,
+        "complete again after the key was overwritten",
+    );
+    assert_content(c, b, "k", b"replaced");
 }
 
 /// Abort removes the upload and its parts: NoSuchUpload afterwards, no key,

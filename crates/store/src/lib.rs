@@ -51,6 +51,8 @@ pub struct Store {
     config: StoreConfig,
     dirs: dirs::DirCache,
     listings: list::ListingCache,
+    /// When this process last purged old completion records, per bucket.
+    completions: multipart::Purges,
     temps: temp::TempNames,
     /// Replace existing keys by rename-exchange (see `Store::install`).
     exchange_on_replace: std::sync::atomic::AtomicBool,
@@ -104,6 +106,7 @@ impl Store {
             config,
             dirs: dirs::DirCache::new(),
             listings: list::ListingCache::new(),
+            completions: Default::default(),
             temps: temp::TempNames::new(),
             exchange_on_replace: std::sync::atomic::AtomicBool::new(
                 fs_type == EXT4_SUPER_MAGIC && profile.rename_exchange,

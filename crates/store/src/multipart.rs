@@ -23,6 +23,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 const UPLOADS: &str = ".s3hpc-uploads";
 const INFO: &str = "info";
 const PART_PREFIX: &str = "part.";
+/// What a completed upload leaves in its staging directory: its key and
+/// the object's ETag, so that a retried completion gets the same answer.
+const COMPLETED: &str = "completed";
+/// How long a completion record answers retries. SDKs retry within
+/// seconds; 15 minutes is S3's allowance for a request's clock.
+pub const COMPLETED_AGE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 const MAX_PART_NUMBER: u32 = 10_000;
 /// S3's minimum size of every part but the last.
 pub const MIN_PART_SIZE: u64 = 5 << 20;
@@ -141,21 +147,30 @@ impl Store {
         let no_upload = || {
             s3err!(NoSuchUpload, "no upload {upload_id} for key {key:?} in bucket {bucket:?}; it was completed, aborted or never started")
         };
-        let mut got = match self.get_unchecked(bucket, &upload_key(upload_id, INFO), None) {
-            Ok(g) => g,
-            Err(e) if e.code == ErrorCode::NoSuchKey => return Err(no_upload()),
-            Err(e) => return Err(e),
-        };
+        match self.read_upload_file(bucket, upload_id, INFO) {
+            Ok(Some((k, stored, _))) if k == key => Ok(stored),
+            Ok(_) => Err(no_upload()),
+            Err(e) if e.code == ErrorCode::NoSuchKey => Err(no_upload()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An upload's `info` or completion record: the key, what was stored
+    /// with it, and when it was written. None if it does not decode.
+    fn read_upload_file(
+        &self,
+        bucket: &str,
+        upload_id: &str,
+        file: &str,
+    ) -> Result<Option<(String, StoredMeta, SystemTime)>> {
+        let mut got = self.get_unchecked(bucket, &upload_key(upload_id, file), None)?;
         let mut buf = Vec::new();
         got.body
             .by_ref()
             .take(64 << 10)
             .read_to_end(&mut buf)
             .map_err(|e| S3Error::from_io(&e, "upload info"))?;
-        match decode_info(&buf) {
-            Some((k, stored)) if k == key => Ok(stored),
-            _ => Err(no_upload()),
-        }
+        Ok(decode_info(&buf).map(|(k, stored)| (k, stored, got.info.last_modified)))
     }
 
     pub fn upload_part(
@@ -287,7 +302,12 @@ impl Store {
         whole: Option<&ChecksumRequest>,
         cond: &WriteCondition,
     ) -> Result<ObjectInfo> {
-        let mut stored = self.upload_info(bucket, key, upload_id)?;
+        let mut stored = match self.upload_info(bucket, key, upload_id) {
+            Err(e) if e.code == ErrorCode::NoSuchUpload => {
+                return self.completed_before(bucket, key, upload_id, parts).ok_or(e)
+            }
+            other => other?,
+        };
         let plan = stored.checksum.take();
         let parts = listed_parts(parts)?;
         let mut files = Vec::with_capacity(parts.len());
@@ -390,7 +410,7 @@ impl Store {
             Default::default(),
             cond,
         )?;
-        self.remove_upload(bucket, upload_id);
+        self.record_completion(bucket, key, upload_id, &stored);
         if !self.profile.xattrs {
             // The multipart ETag could not be stored: answer what HEAD sees.
             return self.head_object(bucket, key);
@@ -406,21 +426,84 @@ impl Store {
         Ok(())
     }
 
-    /// Removes an upload's staging directory and, if it was the last, the
-    /// uploads directory.
-    fn remove_upload(&self, bucket: &str, upload_id: &str) {
+    /// A completion's answer, when the completion is retried (its first
+    /// answer was lost, so an SDK sends it again): the object this upload
+    /// made, if it was completed less than [`COMPLETED_AGE`] ago with the
+    /// parts now listed (the same multipart ETag) and the key still holds
+    /// it (same ETag). Otherwise None: the upload is gone (NoSuchUpload).
+    fn completed_before(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+    ) -> Option<ObjectInfo> {
+        let (k, record, at) = self.read_upload_file(bucket, upload_id, COMPLETED).ok()??;
+        let recent = at.elapsed().is_ok_and(|age| age < COMPLETED_AGE);
+        let listed = listed_parts(parts).ok()?;
+        let etag = multipart_etag(listed.iter().map(|p| p.1), listed.len());
+        if !recent || k != key || record.etag.as_deref() != Some(etag.as_str()) {
+            return None;
+        }
+        let info = self.head_unchecked(bucket, key).ok()?;
+        (info.etag == etag).then_some(info)
+    }
+
+    /// After a completion: the upload's staging directory keeps only a
+    /// record of it (key and ETag) for [`Store::completed_before`]; the
+    /// info goes first, so the upload is no longer in progress. Records
+    /// past their age go with the next completion in the bucket a minute
+    /// or more later, the startup sweep, or DeleteBucket.
+    fn record_completion(&self, bucket: &str, key: &str, upload_id: &str, stored: &StoredMeta) {
+        let record = StoredMeta {
+            etag: stored.etag.clone(),
+            ..Default::default()
+        };
+        let kept = self
+            .write_object(
+                bucket,
+                &upload_key(upload_id, COMPLETED),
+                Source::Body(PutBody::Bytes(&encode_info(key, &record))),
+                StoredMeta::default(),
+                Default::default(),
+            )
+            .is_ok();
+        if !kept {
+            return self.remove_upload(bucket, upload_id);
+        }
         let rel = dir_rel(bucket, &format!("{UPLOADS}/{upload_id}"));
-        if let Ok(fd) = self.open_listing(&rel) {
+        let _ = self.in_dir(&rel, |d| Ok(unlinkat(d, INFO, AtFlags::empty())?));
+        self.clear_upload_dir(&rel, Some(COMPLETED));
+        if self.completions.due(bucket) {
+            if let Ok(fd) = self.open_listing(&dir_rel(bucket, UPLOADS)) {
+                purge_completed(&fd, SystemTime::now() - COMPLETED_AGE);
+            }
+        }
+    }
+
+    /// Unlinks every entry of an upload's staging directory but `keep`.
+    fn clear_upload_dir(&self, rel: &str, keep: Option<&str>) {
+        if let Ok(fd) = self.open_listing(rel) {
             if let Ok(dir) = read_dir(&fd) {
                 for e in dir.flatten() {
                     let name = e.file_name();
-                    if name.to_bytes() != b"." && name.to_bytes() != b".." {
+                    let b = name.to_bytes();
+                    if b != b"." && b != b".." && Some(b) != keep.map(str::as_bytes) {
                         let _ = unlinkat(&fd, name, AtFlags::empty());
                     }
                 }
             }
         }
-        self.dirs.forget(&rel);
+        if keep.is_none() {
+            self.dirs.forget(rel);
+        }
+    }
+
+    /// Removes an upload's staging directory and, if it was the last, the
+    /// uploads directory.
+    fn remove_upload(&self, bucket: &str, upload_id: &str) {
+        let rel = dir_rel(bucket, &format!("{UPLOADS}/{upload_id}"));
+        self.clear_upload_dir(&rel, None);
         let uploads = dir_rel(bucket, UPLOADS);
         let _ = self.in_dir(&uploads, |d| {
             Ok(unlinkat(d, upload_id, AtFlags::REMOVEDIR)?)
@@ -478,27 +561,15 @@ impl Store {
             if check_upload_id(id).is_err() {
                 continue;
             }
-            let Ok(mut got) = self.get_unchecked(bucket, &upload_key(id, INFO), None) else {
-                continue;
-            };
-            let mut buf = Vec::new();
-            if got
-                .body
-                .by_ref()
-                .take(64 << 10)
-                .read_to_end(&mut buf)
-                .is_err()
-            {
-                continue;
-            }
-            let Some((key, _)) = decode_info(&buf) else {
+            // A completed upload has no info, only its completion record.
+            let Ok(Some((key, _, initiated))) = self.read_upload_file(bucket, id, INFO) else {
                 continue;
             };
             if key.starts_with(prefix) {
                 out.push(UploadInfo {
                     key,
                     upload_id: id.to_string(),
-                    initiated: got.info.last_modified,
+                    initiated,
                 });
             }
         }
@@ -519,6 +590,66 @@ impl Store {
             .checked_sub(older_than)
             .unwrap_or(UNIX_EPOCH);
         Ok(sweep_dir(&root, cutoff, self.profile.fcntl_locks))
+    }
+}
+
+/// Removes the completion records (and their staging directories) in the
+/// uploads directory `uploads` written before `cutoff`. Returns how many.
+fn purge_completed(uploads: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
+    let Ok(entries) = read_dir(uploads) else {
+        return 0;
+    };
+    let dir_flags = rustix::fs::OFlags::RDONLY
+        | rustix::fs::OFlags::DIRECTORY
+        | rustix::fs::OFlags::NOFOLLOW
+        | rustix::fs::OFlags::CLOEXEC;
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if name.to_str().map_or(true, |id| check_upload_id(id).is_err()) {
+            continue;
+        }
+        let Ok(sub) = crate::fscalls::openat(uploads.as_fd(), name, dir_flags, rustix::fs::Mode::empty())
+        else {
+            continue;
+        };
+        let old = statat(&sub, COMPLETED, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| meta::mtime(&st) <= cutoff);
+        if old
+            && unlinkat(&sub, COMPLETED, AtFlags::empty()).is_ok()
+            && unlinkat(uploads, name, AtFlags::REMOVEDIR).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// When each bucket's completion records were last purged by this
+/// process: at most once a minute, so a completion rarely reads the
+/// uploads directory.
+#[derive(Default)]
+pub(crate) struct Purges(std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>);
+
+impl Purges {
+    /// Whether `bucket` is due for a purge; if so, marks it done now.
+    fn due(&self, bucket: &str) -> bool {
+        const EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let now = std::time::Instant::now();
+        match last.get(bucket) {
+            // The first completion a process makes in a bucket only starts
+            // the clock: the startup sweep has just purged.
+            None => {
+                last.insert(bucket.to_string(), now);
+                false
+            }
+            Some(t) if now.duration_since(*t) < EVERY => false,
+            Some(_) => {
+                last.insert(bucket.to_string(), now);
+                true
+            }
+        }
     }
 }
 
@@ -556,6 +687,10 @@ fn sweep_dir(dir: &std::os::fd::OwnedFd, cutoff: SystemTime, locks: bool) -> usi
                     crate::fscalls::openat(dir.as_fd(), name, flags, rustix::fs::Mode::empty())
                 {
                     removed += sweep_dir(&sub, cutoff, locks);
+                    if bytes == UPLOADS.as_bytes() {
+                        let records = SystemTime::now().checked_sub(COMPLETED_AGE);
+                        removed += purge_completed(&sub, records.unwrap_or(UNIX_EPOCH));
+                    }
                     // A directory a killed writer made while moving an object
                     // into a directory of its name (`nested`): it holds at
                     // most a second link to that object.
