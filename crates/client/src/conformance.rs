@@ -27,7 +27,7 @@
 //! contract it holds a transport to in its doc comment.
 
 use crate::{
-    read_exact_body, ByteRange, ErrorCode, GetObject, ListPage, ListRequest, ObjectInfo, PutBody,
+    read_exact_body, ByteRange, DeleteCondition, ErrorCode, GetObject, ListPage, ListRequest, ObjectInfo, PutBody,
     PutOptions, Result, S3Client, S3Error, WriteCondition,
 };
 use md5::{Digest, Md5};
@@ -99,6 +99,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("read_exact_body_length", read_exact_body_length),
     ("put_checksum_verified", put_checksum_verified),
     ("conditional_put", conditional_put),
+    ("conditional_delete", conditional_delete),
     (
         "conditional_copy_and_complete",
         conditional_copy_and_complete,
@@ -1843,6 +1844,59 @@ fn refused<T>(c: &dyn S3Client, r: &Result<T>) -> bool {
                 ..
             })
         )
+}
+
+/// DeleteObject with conditions (If-Match, size, last-modified time)
+/// deletes only the object they all describe; otherwise PreconditionFailed
+/// and the object stays. A missing key succeeds whatever they say, as S3.
+fn conditional_delete(c: &dyn S3Client, b: &str) {
+    let cond = |etag: Option<&str>, size: Option<u64>, t: Option<SystemTime>| DeleteCondition {
+        etag: etag.map(str::to_string),
+        size,
+        last_modified: t,
+    };
+    for key in ["k", "d"] {
+        let etag = put(c, b, key, b"content");
+        if key == "d" {
+            // A key that is also a prefix.
+            put(c, b, "d/e", b"below");
+        }
+        let t = ok(c.head_object(b, key), "HEAD").last_modified;
+        let earlier = Some(t - Duration::from_secs(3600));
+        let other = format!("\"{}\"", "0".repeat(32));
+        let wrong = [
+            ("another ETag", cond(Some(&other), None, None)),
+            ("another size", cond(None, Some(8), None)),
+            ("another time", cond(None, None, earlier)),
+            ("two right, one wrong", cond(Some(&etag), Some(7), earlier)),
+        ];
+        for (what, w) in wrong {
+            expect_err(
+                c.delete_object_if(b, key, &w),
+                ErrorCode::PreconditionFailed,
+                &format!("DELETE {key} with {what}"),
+            );
+            assert_content(c, b, key, b"content");
+        }
+        ok(
+            c.delete_object_if(b, key, &cond(Some(&etag), Some(7), Some(t))),
+            "DELETE with the object's ETag, size and time",
+        );
+        expect_err(c.head_object(b, key), ErrorCode::NoSuchKey, "HEAD after it");
+        ok(
+            c.delete_object_if(b, key, &cond(Some(&other), Some(1), None)),
+            "DELETE of a missing key with conditions",
+        );
+        put(c, b, key, b"again");
+        ok(
+            c.delete_object_if(b, key, &cond(Some("*"), None, None)),
+            "DELETE If-Match: *",
+        );
+        expect_err(c.head_object(b, key), ErrorCode::NoSuchKey, "HEAD after *");
+    }
+    assert_content(c, b, "d/e", b"below");
+    let (keys, _) = list(c, b, &req("", None));
+    assert_eq!(keys, strings(&["d/e"]), "LIST after the conditional deletes");
 }
 
 /// `If-None-Match: *` creates only; `If-Match` replaces only the version

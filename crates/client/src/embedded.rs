@@ -2,7 +2,7 @@
 
 use crate::{GetObject, S3Client, Tags};
 use s3hpc_store::{
-    BucketInfo, ByteRange, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody, PutOptions,
+    BucketInfo, ByteRange, DeleteCondition, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody, PutOptions,
     Result, Store, UploadInfo, WriteCondition,
 };
 use std::sync::Arc;
@@ -63,6 +63,9 @@ impl S3Client for EmbeddedClient {
     }
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
         self.store.delete_object(bucket, key)
+    }
+    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
+        self.store.delete_object_if(bucket, key, cond)
     }
     fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
         self.store.list_objects(bucket, req)

@@ -15,7 +15,7 @@ pub use embedded::EmbeddedClient;
 #[cfg(feature = "http")]
 pub use http::{HttpClient, HttpClientConfig};
 pub use s3hpc_store::{
-    BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
     PutOptions, Result, S3Error, UploadInfo, WriteCondition,
 };
 
@@ -82,6 +82,17 @@ pub trait S3Client: Send + Sync {
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo>;
     /// Idempotent: deleting a missing key succeeds, as in S3.
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()>;
+    /// [`S3Client::delete_object`] that deletes only if `cond` holds for
+    /// the object (If-Match, size, last-modified time), else
+    /// PreconditionFailed and the object stays; a missing key succeeds. A
+    /// transport that cannot carry a condition refuses it with
+    /// NotImplemented rather than delete unconditionally.
+    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
+        if !cond.is_none() {
+            return Err(not_carried(self.transport(), "delete conditions"));
+        }
+        self.delete_object(bucket, key)
+    }
     fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage>;
     /// Copies an object. `opts: None` keeps the source's content type and
     /// metadata (S3's COPY directive); `Some` replaces them (REPLACE).

@@ -10,6 +10,7 @@
 
 mod bucket;
 mod checksum;
+mod delete_if;
 mod dirs;
 mod error;
 pub mod fscalls;

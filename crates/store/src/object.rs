@@ -527,7 +527,7 @@ impl Store {
     /// and no attribute there tells an empty directory: the delete leaves
     /// it, and a listing that reads it empty removes it (`list.rs`), as do
     /// a PUT of its name and DeleteBucket. Listings never show it meanwhile.
-    fn may_be_empty(&self, d: BorrowedFd<'_>) -> bool {
+    pub(crate) fn may_be_empty(&self, d: BorrowedFd<'_>) -> bool {
         /// A tmpfs directory's size: 20 bytes an entry, `.` and `..` included.
         const TMPFS_EMPTY_DIR_SIZE: i64 = 40;
         if self.profile.shared {

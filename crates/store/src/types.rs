@@ -77,6 +77,30 @@ impl WriteCondition {
     }
 }
 
+/// The conditions of a DeleteObject (S3's `If-Match`,
+/// `x-amz-if-match-last-modified-time`, `x-amz-if-match-size`, and the
+/// `ETag`, `LastModifiedTime`, `Size` of a DeleteObjects entry): the object
+/// is deleted only if every one given holds, checked atomically with the
+/// delete (PreconditionFailed, 412, otherwise). A missing key is deleted
+/// whatever the conditions, as in S3.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct DeleteCondition {
+    /// The ETag the object must have (quotes optional; `*` any object).
+    pub etag: Option<String>,
+    /// Its last-modified time, to the second (what S3 dates carry).
+    pub last_modified: Option<SystemTime>,
+    /// Its size in bytes.
+    pub size: Option<u64>,
+}
+
+impl DeleteCondition {
+    /// No condition: an ordinary delete.
+    pub fn is_none(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none() && self.size.is_none()
+    }
+}
+
 /// The body of a PUT. A slice is written without an intermediate copy; a stream
 /// is pulled through a bounded buffer until it ends (or `len` bytes, if given,
 /// which is then checked: a short stream fails with IncompleteBody).

@@ -18,7 +18,7 @@ pub use request::HttpClientConfig;
 use request::{Body, Call};
 use response::{object_info, parse_time};
 use s3hpc_store::{
-    BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
     PutOptions, Result, S3Error, UploadInfo, WriteCondition,
 };
 use std::io::Read;
@@ -171,6 +171,17 @@ fn tagging_header(tags: &Tags) -> String {
         .join("&")
 }
 
+/// An HTTP date (RFC 9110's IMF-fixdate), to the second.
+fn http_date(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let ts = jiff::Timestamp::from_second(secs).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    jiff::fmt::rfc2822::DateTimePrinter::new()
+        .timestamp_to_rfc9110_string(&ts)
+        .unwrap_or_default()
+}
+
 /// The headers of a write condition.
 fn with_condition<'a>(call: Call<'a>, cond: &WriteCondition) -> Call<'a> {
     match cond {
@@ -283,6 +294,20 @@ impl S3Client for HttpClient {
         self.call(Method::DELETE, bucket, Some(key))
             .send()
             .map(drop)
+    }
+
+    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
+        let mut call = self.call(Method::DELETE, bucket, Some(key));
+        if let Some(etag) = &cond.etag {
+            call = call.header("if-match", etag.clone());
+        }
+        if let Some(size) = cond.size {
+            call = call.header("x-amz-if-match-size", size.to_string());
+        }
+        if let Some(t) = cond.last_modified {
+            call = call.header("x-amz-if-match-last-modified-time", http_date(t));
+        }
+        call.send().map(drop)
     }
 
     fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {

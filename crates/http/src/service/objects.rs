@@ -131,12 +131,15 @@ pub(super) async fn delete_object(
     engine: &Engine,
     req: S3Request<DeleteObjectInput>,
 ) -> S3Result<S3Response<DeleteObjectOutput>> {
-    null_version(req.input.version_id.as_deref())?;
-    run(|| {
-        engine
-            .store
-            .delete_object(&req.input.bucket, &req.input.key)
-    })?;
+    let i = req.input;
+    null_version(i.version_id.as_deref())?;
+    let cond = convert::delete_condition(
+        i.if_match.as_ref().map(convert::if_match_etag),
+        i.if_match_last_modified_time,
+        i.if_match_size,
+    )
+    .map_err(s3_error)?;
+    run(|| engine.store.delete_object_if(&i.bucket, &i.key, &cond))?;
     Ok(S3Response::new(DeleteObjectOutput::default()))
 }
 
@@ -150,13 +153,18 @@ pub(super) async fn delete_objects(
     let (mut deleted, mut errors) = (Vec::new(), Vec::new());
     tokio::task::block_in_place(|| {
         for o in i.delete.objects {
-            let result = match null_version(o.version_id.as_deref()) {
-                Ok(()) => engine.store.delete_object(&i.bucket, &o.key),
-                Err(_) => Err(s3hpc_store::S3Error::new(
-                    s3hpc_store::ErrorCode::InvalidArgument,
-                    NO_VERSIONS,
-                )),
-            };
+            let result = null_version(o.version_id.as_deref())
+                .map_err(|_| {
+                    s3hpc_store::S3Error::new(s3hpc_store::ErrorCode::InvalidArgument, NO_VERSIONS)
+                })
+                .and_then(|()| {
+                    let cond = convert::delete_condition(
+                        o.e_tag.as_ref().map(|e| e.value()),
+                        o.last_modified_time.clone(),
+                        o.size,
+                    )?;
+                    engine.store.delete_object_if(&i.bucket, &o.key, &cond)
+                });
             match result {
                 Ok(()) if quiet => {}
                 Ok(()) => deleted.push(DeletedObject {
