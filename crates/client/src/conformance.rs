@@ -1041,7 +1041,7 @@ fn delete_prunes_prefixes(c: &dyn S3Client, b: &str) {
 }
 
 /// Copy without options keeps content type and metadata (COPY), also
-/// across buckets.
+/// across buckets; onto itself it would change nothing: InvalidRequest.
 fn copy_keeps_metadata(c: &dyn S3Client, b: &str) {
     let content = data(70_000, 7);
     let o = opts("image/png", &[("origin", "camera"), ("n", "1")]);
@@ -1062,6 +1062,12 @@ fn copy_keeps_metadata(c: &dyn S3Client, b: &str) {
         let head = assert_stored(c, dst_bucket, dst_key, &content, &o);
         assert_eq!(head.etag, info.etag, "HEAD ETag against the copy's");
     }
+    // Onto itself, changing nothing: refused, as S3 does.
+    expect_err(
+        c.copy_object(b, "src", b, "src", None),
+        ErrorCode::InvalidRequest,
+        "copy onto itself keeping the metadata",
+    );
     let src = assert_content(c, b, "src", &content);
     assert_eq!(
         (src.etag, src.metadata),
@@ -1071,7 +1077,8 @@ fn copy_keeps_metadata(c: &dyn S3Client, b: &str) {
 }
 
 /// Copy with options replaces content type and metadata (REPLACE), also
-/// onto the source key itself.
+/// onto the source key itself (which needs a change, see
+/// `copy_keeps_metadata`).
 fn copy_replaces_metadata(c: &dyn S3Client, b: &str) {
     let content = data(3000, 8);
     let o = opts("text/csv", &[("old", "1"), ("keep", "no")]);

@@ -591,6 +591,15 @@ impl Store {
                 "CopyObject takes its write condition as an argument, not in the options"
             ));
         }
+        if opts.is_none() && (src_bucket, src_key) == (dst_bucket, dst_key) {
+            // AWS's words; a copy that changes nothing would be a no-op.
+            return Err(s3err!(
+                InvalidRequest,
+                "This copy request is illegal because it is trying to copy an object to itself \
+                 without changing the object's metadata, storage class, website redirect \
+                 location or encryption attributes."
+            ));
+        }
         let (src, file) = self.open_object(src_bucket, src_key)?;
         let mut stored = match opts {
             Some(o) => StoredMeta::from_put(o, None)?,

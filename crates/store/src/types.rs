@@ -158,6 +158,26 @@ impl ByteRange {
     }
 }
 
+impl ByteRange {
+    /// InvalidRange unless the range lies wholly inside an object of
+    /// `size` bytes: UploadPartCopy's `x-amz-copy-source-range` may not
+    /// reach past the source's end, as a GET's Range may.
+    pub fn check_within(self, size: u64) -> crate::Result<()> {
+        match self {
+            ByteRange::FromTo {
+                first,
+                last: Some(last),
+            } if last >= size || first >= size => Err(crate::s3err!(
+                InvalidRange,
+                "the range bytes={first}-{last} reaches past the source's end: it has {size} \
+                 bytes, so the last byte a copy range can name is {}",
+                size.saturating_sub(1)
+            )),
+            r => r.resolve(size).map(drop),
+        }
+    }
+}
+
 /// Parameters of ListObjects (v1 and v2 map onto the same request).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -273,4 +293,25 @@ impl Durability {
 pub struct StoreConfig {
     pub etag: EtagPolicy,
     pub durability: Durability,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_ranges_lie_within_the_source() {
+        let r = |first, last| ByteRange::FromTo {
+            first,
+            last: Some(last),
+        };
+        assert!(r(0, 4).check_within(5).is_ok());
+        assert!(r(4, 4).check_within(5).is_ok());
+        // s3-tests test_multipart_copy_invalid_range: 0-21 of 5 bytes.
+        let e = r(0, 21).check_within(5).unwrap_err();
+        assert_eq!(e.code, crate::ErrorCode::InvalidRange);
+        assert_eq!(r(5, 6).check_within(5).unwrap_err().code, crate::ErrorCode::InvalidRange);
+        // A GET's range may reach past the end.
+        assert_eq!(r(0, 21).resolve(5).unwrap(), (0, 5));
+    }
 }

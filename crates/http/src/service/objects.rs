@@ -8,7 +8,7 @@ use crate::convert::{self, s3_error};
 use crate::error_header::KernelCopiesBodies;
 use s3hpc_store::ChecksumType;
 use s3s::dto::*;
-use s3s::{S3Request, S3Response, S3Result};
+use s3s::{s3_error, S3Request, S3Response, S3Result};
 
 pub(super) async fn put_object(
     engine: &Engine,
@@ -143,11 +143,21 @@ pub(super) async fn delete_object(
     Ok(S3Response::new(DeleteObjectOutput::default()))
 }
 
+/// S3's limit on the keys of one DeleteObjects.
+const MAX_DELETE_KEYS: usize = 1000;
+
 pub(super) async fn delete_objects(
     engine: &Engine,
     req: S3Request<DeleteObjectsInput>,
 ) -> S3Result<S3Response<DeleteObjectsOutput>> {
     let i = req.input;
+    if i.delete.objects.len() > MAX_DELETE_KEYS {
+        return Err(s3_error!(
+            MalformedXML,
+            "DeleteObjects names {} keys; one request may delete at most {MAX_DELETE_KEYS}",
+            i.delete.objects.len()
+        ));
+    }
     run(|| engine.store.head_bucket(&i.bucket))?;
     let quiet = i.delete.quiet.unwrap_or(false);
     let (mut deleted, mut errors) = (Vec::new(), Vec::new());
