@@ -18,8 +18,9 @@ use crate::frame::{push_encoded, push_frame, Kind, ProtocolError};
 use crate::message::{Request, Response};
 use crate::shm::{SharedBuffer, SHARED_BUFFER_BYTES};
 use s3hpc_client::{
-    BucketInfo, ByteRange, DeleteCondition, ErrorCode, GetObject, ListPage, ListRequest, ObjectBody, ObjectInfo,
-    PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, Tags, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, GetObject, ListPage, ListRequest,
+    ObjectBody, ObjectInfo, PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, Tags,
+    UploadInfo, WriteCondition,
 };
 use std::borrow::Cow;
 use std::io::{self, Read};

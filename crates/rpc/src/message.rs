@@ -10,8 +10,8 @@
 //! borrow their strings from the received frame: no copy on the server.
 
 use s3hpc_client::{
-    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutOptions,
-    S3Error, Tags, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
+    PutOptions, S3Error, Tags, UploadInfo, WriteCondition,
 };
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

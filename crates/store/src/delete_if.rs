@@ -152,7 +152,8 @@ fn check(bucket: &str, key: &str, cond: &DeleteCondition, info: &ObjectInfo) -> 
         }
     }
     if let Some(t) = cond.last_modified {
-        let secs = |t: std::time::SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let secs =
+            |t: std::time::SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         if secs(t) != secs(info.last_modified) {
             return failed(format!(
                 "was last modified at {} s after the epoch, not {}",

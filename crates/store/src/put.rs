@@ -585,7 +585,12 @@ impl Store {
     /// `RENAME_NOREPLACE`, or where the file system lacks it (ceph-fuse,
     /// GlusterFS, NFS) `link(2)` of the temporary, atomic on every POSIX
     /// file system, and then the temporary's name is removed.
-    pub(crate) fn create_from(&self, dirfd: &OwnedFd, tmp: &str, name: &str) -> rustix::io::Result<()> {
+    pub(crate) fn create_from(
+        &self,
+        dirfd: &OwnedFd,
+        tmp: &str,
+        name: &str,
+    ) -> rustix::io::Result<()> {
         if self.noreplace_rename.load(Ordering::Relaxed) {
             match renameat_with(dirfd, tmp, dirfd, name, RenameFlags::NOREPLACE) {
                 Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
@@ -618,7 +623,12 @@ impl Store {
             ));
         };
         if !etag_matches(want, &locked.info.etag) {
-            return Err(precondition_failed(bucket, key, cond, Some(&locked.info.etag)));
+            return Err(precondition_failed(
+                bucket,
+                key,
+                cond,
+                Some(&locked.info.etag),
+            ));
         }
         Ok(locked.lock)
     }

@@ -310,7 +310,10 @@ mod tests {
         // s3-tests test_multipart_copy_invalid_range: 0-21 of 5 bytes.
         let e = r(0, 21).check_within(5).unwrap_err();
         assert_eq!(e.code, crate::ErrorCode::InvalidRange);
-        assert_eq!(r(5, 6).check_within(5).unwrap_err().code, crate::ErrorCode::InvalidRange);
+        assert_eq!(
+            r(5, 6).check_within(5).unwrap_err().code,
+            crate::ErrorCode::InvalidRange
+        );
         // A GET's range may reach past the end.
         assert_eq!(r(0, 21).resolve(5).unwrap(), (0, 5));
     }
