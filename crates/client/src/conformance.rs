@@ -27,8 +27,8 @@
 //! contract it holds a transport to in its doc comment.
 
 use crate::{
-    read_exact_body, ByteRange, DeleteCondition, ErrorCode, GetObject, ListPage, ListRequest, ObjectInfo, PutBody,
-    PutOptions, Result, S3Client, S3Error, WriteCondition,
+    read_exact_body, ByteRange, DeleteCondition, ErrorCode, GetObject, ListPage, ListRequest,
+    ObjectInfo, PutBody, PutOptions, Result, S3Client, S3Error, WriteCondition,
 };
 use md5::{Digest, Md5};
 use std::any::Any;
@@ -93,6 +93,10 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("multipart_round_trip", multipart_round_trip),
     ("multipart_abort", multipart_abort),
     ("multipart_complete_retried", multipart_complete_retried),
+    (
+        "multipart_parts_after_completion",
+        multipart_parts_after_completion,
+    ),
     ("multipart_invalid_part_order", multipart_invalid_part_order),
     ("multipart_entity_too_small", multipart_entity_too_small),
     ("multipart_invalid_part", multipart_invalid_part),
@@ -1599,7 +1603,10 @@ fn multipart_complete_retried(c: &dyn S3Client, b: &str) {
         "abort after completion",
     );
     let uploads = ok(c.list_multipart_uploads(b, ""), "list uploads");
-    assert!(uploads.is_empty(), "a completed upload is listed: {uploads:?}");
+    assert!(
+        uploads.is_empty(),
+        "a completed upload is listed: {uploads:?}"
+    );
     put(c, b, "k", b"replaced");
     expect_err(
         c.complete_multipart_upload(b, "k", &id, &parts),
@@ -1607,6 +1614,64 @@ fn multipart_complete_retried(c: &dyn S3Client, b: &str) {
         "complete again after the key was overwritten",
     );
     assert_content(c, b, "k", b"replaced");
+}
+
+/// A completed multipart object keeps its part boundaries: GET with
+/// `partNumber` answers that part's bytes, the object's ETag and its part
+/// count; part 1 of an object not uploaded in parts is all of it, and a
+/// part past the last is InvalidPart. (The RPC and libs3 have no field for
+/// `partNumber`: they refuse it.)
+fn multipart_parts_after_completion(c: &dyn S3Client, b: &str) {
+    let (id, parts, content) = upload_two_parts(c, b, "k", &PutOptions::default());
+    let done = ok(c.complete_multipart_upload(b, "k", &id, &parts), "complete");
+    let r = c.get_object_part(b, "k", 1);
+    if matches!(c.transport(), "remote" | "libs3")
+        && matches!(&r, Err(e) if e.code == ErrorCode::NotImplemented)
+    {
+        return;
+    }
+    let sizes = [(1, 0, MIB5), (2, MIB5, content.len() - MIB5)];
+    for (n, (got, count)) in [
+        (1, ok(r, "GET part 1")),
+        (2, ok(c.get_object_part(b, "k", 2), "GET part 2")),
+    ] {
+        let (_, offset, len) = sizes[n - 1];
+        let mut got = got;
+        assert_eq!(count, Some(2), "part {n}: parts count");
+        assert_eq!(
+            (got.offset, got.length, got.info.size),
+            (offset as u64, len as u64, content.len() as u64),
+            "part {n}: offset, length, object size"
+        );
+        assert_eq!(got.info.etag, done.etag, "part {n}: the object's ETag");
+        let mut body = Vec::new();
+        got.body.read_to_end(&mut body).expect("read part");
+        assert!(body == content[offset..offset + len], "part {n}: its bytes");
+    }
+    expect_err(
+        c.get_object_part(b, "k", 3),
+        ErrorCode::InvalidPart,
+        "part 3 of 2",
+    );
+    put(c, b, "plain", b"body");
+    let (mut whole, count) = ok(c.get_object_part(b, "plain", 1), "part 1 of a plain object");
+    let mut body = Vec::new();
+    whole.body.read_to_end(&mut body).expect("read it");
+    assert_eq!(
+        (body.as_slice(), count),
+        (&b"body"[..], None),
+        "part 1 of a plain object"
+    );
+    expect_err(
+        c.get_object_part(b, "plain", 2),
+        ErrorCode::InvalidPart,
+        "part 2 of a plain object",
+    );
+    expect_err(
+        c.get_object_part(b, "missing", 1),
+        ErrorCode::NoSuchKey,
+        "part of a missing key",
+    );
 }
 
 /// Abort removes the upload and its parts: NoSuchUpload afterwards, no key,
@@ -1674,7 +1739,11 @@ fn multipart_invalid_part_order(c: &dyn S3Client, b: &str) {
         ErrorCode::InvalidPartOrder,
         "parts 2, 1",
     );
-    let stale_last = [parts[0].clone(), (1, format!("\"{}\"", "0".repeat(32))), parts[1].clone()];
+    let stale_last = [
+        parts[0].clone(),
+        (1, format!("\"{}\"", "0".repeat(32))),
+        parts[1].clone(),
+    ];
     expect_err(
         c.complete_multipart_upload(b, "k", &id, &stale_last),
         ErrorCode::InvalidPart,
@@ -1692,7 +1761,11 @@ fn multipart_invalid_part_order(c: &dyn S3Client, b: &str) {
     );
     // A part listed twice in a row counts with its last entry: a client
     // that re-sent part 1 lists both uploads' ETags, the one kept last.
-    let resent = [(1, format!("\"{}\"", "0".repeat(32))), parts[0].clone(), parts[1].clone()];
+    let resent = [
+        (1, format!("\"{}\"", "0".repeat(32))),
+        parts[0].clone(),
+        parts[1].clone(),
+    ];
     ok(
         c.complete_multipart_upload(b, "k", &id, &resent),
         "complete in order, part 1 listed twice",
@@ -1862,6 +1935,12 @@ fn conditional_delete(c: &dyn S3Client, b: &str) {
         size,
         last_modified: t,
     };
+    put(c, b, "probe", b"x");
+    let r = c.delete_object_if(b, "probe", &cond(Some("*"), None, None));
+    if refused(c, &r) {
+        return;
+    }
+    ok(r, "DELETE If-Match: * of an object");
     for key in ["k", "d"] {
         let etag = put(c, b, key, b"content");
         if key == "d" {
@@ -1903,7 +1982,11 @@ fn conditional_delete(c: &dyn S3Client, b: &str) {
     }
     assert_content(c, b, "d/e", b"below");
     let (keys, _) = list(c, b, &req("", None));
-    assert_eq!(keys, strings(&["d/e"]), "LIST after the conditional deletes");
+    assert_eq!(
+        keys,
+        strings(&["d/e"]),
+        "LIST after the conditional deletes"
+    );
 }
 
 /// `If-None-Match: *` creates only; `If-Match` replaces only the version

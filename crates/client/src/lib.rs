@@ -15,8 +15,8 @@ pub use embedded::EmbeddedClient;
 #[cfg(feature = "http")]
 pub use http::{HttpClient, HttpClientConfig};
 pub use s3hpc_store::{
-    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
-    PutOptions, Result, S3Error, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
+    PutBody, PutOptions, Result, S3Error, UploadInfo, WriteCondition,
 };
 
 /// Object tags, key to value.
@@ -78,6 +78,19 @@ pub trait S3Client: Send + Sync {
         let mut got = self.get_object(bucket, key, None)?;
         read_exact_body(&mut got, buf)?;
         Ok(got.info)
+    }
+    /// GET with `partNumber`: the bytes of part `part_number` of a
+    /// multipart object (part 1 of an object not uploaded in parts is all
+    /// of it; any other part of it is InvalidPart), and how many parts the
+    /// object has (None: not uploaded in parts).
+    fn get_object_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        part_number: u32,
+    ) -> Result<(GetObject, Option<u32>)> {
+        let _ = (bucket, key, part_number);
+        Err(not_carried(self.transport(), "GET with partNumber"))
     }
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo>;
     /// Idempotent: deleting a missing key succeeds, as in S3.

@@ -304,7 +304,9 @@ impl Store {
     ) -> Result<ObjectInfo> {
         let mut stored = match self.upload_info(bucket, key, upload_id) {
             Err(e) if e.code == ErrorCode::NoSuchUpload => {
-                return self.completed_before(bucket, key, upload_id, parts).ok_or(e)
+                return self
+                    .completed_before(bucket, key, upload_id, parts)
+                    .ok_or(e)
             }
             other => other?,
         };
@@ -312,6 +314,8 @@ impl Store {
         let parts = listed_parts(parts)?;
         let mut files = Vec::with_capacity(parts.len());
         let mut sums = Vec::new();
+        let mut sizes = Vec::with_capacity(parts.len());
+        let mut part_sums = Vec::new();
         for (i, &(n, etag, entry)) in parts.iter().enumerate() {
             // Each named part is opened at once (open, fstat): its size,
             // ETag and checksum come with the file the copy reads, so no
@@ -367,9 +371,12 @@ impl Store {
                 })?;
                 sums.push((raw, p.size));
             }
+            sizes.push(p.size);
+            part_sums.extend(have_sum.map(|c| c.value.clone()));
             files.push((got.body.into_file(), 0, got.length));
         }
         stored.etag = Some(multipart_etag(parts.iter().map(|p| p.1), parts.len()));
+        stored.parts = crate::parts::PartsRecord::new(&sizes, part_sums);
         if let Some(plan) = plan {
             let value = match plan.kind {
                 ChecksumType::Composite => {
@@ -606,10 +613,14 @@ fn purge_completed(uploads: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize 
     let mut removed = 0;
     for e in entries.flatten() {
         let name = e.file_name();
-        if name.to_str().map_or(true, |id| check_upload_id(id).is_err()) {
+        if name
+            .to_str()
+            .map_or(true, |id| check_upload_id(id).is_err())
+        {
             continue;
         }
-        let Ok(sub) = crate::fscalls::openat(uploads.as_fd(), name, dir_flags, rustix::fs::Mode::empty())
+        let Ok(sub) =
+            crate::fscalls::openat(uploads.as_fd(), name, dir_flags, rustix::fs::Mode::empty())
         else {
             continue;
         };

@@ -25,6 +25,13 @@ pub struct ObjectReader {
 }
 
 impl ObjectReader {
+    /// The next `len` bytes of `file`, from its current offset.
+    pub(crate) fn new(file: File, len: u64) -> ObjectReader {
+        ObjectReader {
+            file: file.take(len),
+        }
+    }
+
     /// The open (read-only) file the bytes come from. A server on the same
     /// node can hand it to its client, which then reads the page cache
     /// directly (at the GET's offset) instead of through a socket.
@@ -271,7 +278,7 @@ impl Store {
 
     /// [`Store::open_object`] for a key already checked, or one of the
     /// engine's own (multipart staging).
-    fn open_unchecked(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
+    pub(crate) fn open_unchecked(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         let live = Cell::new(false);

@@ -18,8 +18,8 @@ pub use request::HttpClientConfig;
 use request::{Body, Call};
 use response::{object_info, parse_time};
 use s3hpc_store::{
-    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
-    PutOptions, Result, S3Error, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
+    PutBody, PutOptions, Result, S3Error, UploadInfo, WriteCondition,
 };
 use std::io::Read;
 use ureq::http::Method;
@@ -171,6 +171,35 @@ fn tagging_header(tags: &Tags) -> String {
         .join("&")
 }
 
+/// A GET's answer: the object's info, which of its bytes follow (from
+/// Content-Range, if any) and their reader.
+fn object_answer(key: &str, resp: ureq::http::Response<ureq::Body>) -> Result<GetObject> {
+    let mut info = object_info(key, &resp)?;
+    let (offset, length) = match resp.headers().get("content-range") {
+        Some(v) => {
+            let v = v.to_str().unwrap_or_default();
+            let (offset, length, size) = content_range(v).ok_or_else(|| {
+                S3Error::new(
+                    ErrorCode::InternalError,
+                    format!("GET {key}: unreadable Content-Range {v:?}"),
+                )
+            })?;
+            info.size = size;
+            (offset, length)
+        }
+        None => (0, info.size),
+    };
+    Ok(GetObject {
+        info,
+        offset,
+        length,
+        body: Box::new(
+            HttpBody::new(resp.into_body().into_reader(), length)
+                .map_err(|e| S3Error::from_io(&e, key))?,
+        ),
+    })
+}
+
 /// An HTTP date (RFC 9110's IMF-fixdate), to the second.
 fn http_date(t: std::time::SystemTime) -> String {
     let secs = t
@@ -258,31 +287,24 @@ impl S3Client for HttpClient {
             }
             call = call.header("range", range_header(r));
         }
-        let resp = call.send()?;
-        let mut info = object_info(key, &resp)?;
-        let (offset, length) = match resp.headers().get("content-range") {
-            Some(v) => {
-                let v = v.to_str().unwrap_or_default();
-                let (offset, length, size) = content_range(v).ok_or_else(|| {
-                    S3Error::new(
-                        ErrorCode::InternalError,
-                        format!("GET {key}: unreadable Content-Range {v:?}"),
-                    )
-                })?;
-                info.size = size;
-                (offset, length)
-            }
-            None => (0, info.size),
-        };
-        Ok(GetObject {
-            info,
-            offset,
-            length,
-            body: Box::new(
-                HttpBody::new(resp.into_body().into_reader(), length)
-                    .map_err(|e| S3Error::from_io(&e, key))?,
-            ),
-        })
+        object_answer(key, call.send()?)
+    }
+
+    fn get_object_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        part_number: u32,
+    ) -> Result<(GetObject, Option<u32>)> {
+        let resp = self
+            .call(Method::GET, bucket, Some(key))
+            .query("partNumber", part_number.to_string())
+            .send()?;
+        let count = resp
+            .headers()
+            .get("x-amz-mp-parts-count")
+            .and_then(|n| n.to_str().ok()?.parse().ok());
+        Ok((object_answer(key, resp)?, count))
     }
 
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
