@@ -27,8 +27,8 @@
 //! contract it holds a transport to in its doc comment.
 
 use crate::{
-    read_exact_body, ByteRange, ErrorCode, GetObject, ListPage, ListRequest, ObjectInfo, PutBody,
-    PutOptions, Result, S3Client, S3Error, WriteCondition,
+    read_exact_body, ByteRange, DeleteCondition, ErrorCode, GetObject, ListPage, ListRequest,
+    ObjectInfo, PutBody, PutOptions, Result, S3Client, S3Error, WriteCondition,
 };
 use md5::{Digest, Md5};
 use std::any::Any;
@@ -92,12 +92,18 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("hostile_keys", hostile_keys),
     ("multipart_round_trip", multipart_round_trip),
     ("multipart_abort", multipart_abort),
+    ("multipart_complete_retried", multipart_complete_retried),
+    (
+        "multipart_parts_after_completion",
+        multipart_parts_after_completion,
+    ),
     ("multipart_invalid_part_order", multipart_invalid_part_order),
     ("multipart_entity_too_small", multipart_entity_too_small),
     ("multipart_invalid_part", multipart_invalid_part),
     ("read_exact_body_length", read_exact_body_length),
     ("put_checksum_verified", put_checksum_verified),
     ("conditional_put", conditional_put),
+    ("conditional_delete", conditional_delete),
     (
         "conditional_copy_and_complete",
         conditional_copy_and_complete,
@@ -825,15 +831,19 @@ fn put_checksum_verified(c: &dyn S3Client, b: &str) {
     use s3hpc_store::{ChecksumAlgorithm, ChecksumRequest};
     let content = data(5000, 6);
     for alg in ChecksumAlgorithm::ALL {
-        let wrong = PutOptions {
-            checksum: Some(ChecksumRequest::expecting(alg, alg.checksum_of(b"other"))),
-            ..Default::default()
-        };
-        expect_err(
-            c.put_object(b, "k", PutBody::Bytes(&content), &wrong),
-            ErrorCode::BadDigest,
-            alg.as_str(),
-        );
+        // A value of another body, and one that is no value of the
+        // algorithm at all (s3-tests sends "bad"): both BadDigest, as S3.
+        for value in [alg.checksum_of(b"other"), "bad".to_string()] {
+            let wrong = PutOptions {
+                checksum: Some(ChecksumRequest::expecting(alg, value.as_str())),
+                ..Default::default()
+            };
+            expect_err(
+                c.put_object(b, "k", PutBody::Bytes(&content), &wrong),
+                ErrorCode::BadDigest,
+                &format!("{} {value:?}", alg.as_str()),
+            );
+        }
         expect_err(
             c.head_object(b, "k"),
             ErrorCode::NoSuchKey,
@@ -1035,7 +1045,7 @@ fn delete_prunes_prefixes(c: &dyn S3Client, b: &str) {
 }
 
 /// Copy without options keeps content type and metadata (COPY), also
-/// across buckets.
+/// across buckets; onto itself it would change nothing: InvalidRequest.
 fn copy_keeps_metadata(c: &dyn S3Client, b: &str) {
     let content = data(70_000, 7);
     let o = opts("image/png", &[("origin", "camera"), ("n", "1")]);
@@ -1056,6 +1066,12 @@ fn copy_keeps_metadata(c: &dyn S3Client, b: &str) {
         let head = assert_stored(c, dst_bucket, dst_key, &content, &o);
         assert_eq!(head.etag, info.etag, "HEAD ETag against the copy's");
     }
+    // Onto itself, changing nothing: refused, as S3 does.
+    expect_err(
+        c.copy_object(b, "src", b, "src", None),
+        ErrorCode::InvalidRequest,
+        "copy onto itself keeping the metadata",
+    );
     let src = assert_content(c, b, "src", &content);
     assert_eq!(
         (src.etag, src.metadata),
@@ -1065,7 +1081,8 @@ fn copy_keeps_metadata(c: &dyn S3Client, b: &str) {
 }
 
 /// Copy with options replaces content type and metadata (REPLACE), also
-/// onto the source key itself.
+/// onto the source key itself (which needs a change, see
+/// `copy_keeps_metadata`).
 fn copy_replaces_metadata(c: &dyn S3Client, b: &str) {
     let content = data(3000, 8);
     let o = opts("text/csv", &[("old", "1"), ("keep", "no")]);
@@ -1550,13 +1567,111 @@ fn multipart_round_trip(c: &dyn S3Client, b: &str) {
         ErrorCode::NoSuchUpload,
         "list parts after completion",
     );
-    expect_err(
-        c.complete_multipart_upload(b, key, &id, &parts),
-        ErrorCode::NoSuchUpload,
-        "complete twice",
-    );
+    // Completing twice answers the same object (multipart_complete_retried).
     let (keys, _) = list(c, b, &ListRequest::default());
     assert_eq!(keys, strings(&[key]), "LIST after completion");
+}
+
+/// A completion sent again (its first answer was lost) answers the same
+/// object, as S3 does; with other parts, after the key was overwritten, or
+/// for any other call on the upload, the upload is gone (NoSuchUpload).
+fn multipart_complete_retried(c: &dyn S3Client, b: &str) {
+    let (id, parts, content) = upload_two_parts(c, b, "k", &PutOptions::default());
+    let first = ok(c.complete_multipart_upload(b, "k", &id, &parts), "complete");
+    let again = ok(
+        c.complete_multipart_upload(b, "k", &id, &parts),
+        "complete again",
+    );
+    assert_eq!(again.etag, first.etag, "the retry's ETag");
+    assert_eq!(again.size, content.len() as u64, "the retry's size");
+    assert_content(c, b, "k", &content);
+    let no = ErrorCode::NoSuchUpload;
+    expect_err(
+        c.complete_multipart_upload(b, "k", &id, &parts[..1]),
+        no,
+        "complete again with other parts",
+    );
+    expect_err(
+        c.complete_multipart_upload(b, "other", &id, &parts),
+        no,
+        "complete again under another key",
+    );
+    expect_err(c.list_parts(b, "k", &id), no, "list parts after completion");
+    expect_err(
+        c.abort_multipart_upload(b, "k", &id),
+        no,
+        "abort after completion",
+    );
+    let uploads = ok(c.list_multipart_uploads(b, ""), "list uploads");
+    assert!(
+        uploads.is_empty(),
+        "a completed upload is listed: {uploads:?}"
+    );
+    put(c, b, "k", b"replaced");
+    expect_err(
+        c.complete_multipart_upload(b, "k", &id, &parts),
+        no,
+        "complete again after the key was overwritten",
+    );
+    assert_content(c, b, "k", b"replaced");
+}
+
+/// A completed multipart object keeps its part boundaries: GET with
+/// `partNumber` answers that part's bytes, the object's ETag and its part
+/// count; part 1 of an object not uploaded in parts is all of it, and a
+/// part past the last is InvalidPart. (The RPC and libs3 have no field for
+/// `partNumber`: they refuse it.)
+fn multipart_parts_after_completion(c: &dyn S3Client, b: &str) {
+    let (id, parts, content) = upload_two_parts(c, b, "k", &PutOptions::default());
+    let done = ok(c.complete_multipart_upload(b, "k", &id, &parts), "complete");
+    let r = c.get_object_part(b, "k", 1);
+    if matches!(c.transport(), "remote" | "libs3")
+        && matches!(&r, Err(e) if e.code == ErrorCode::NotImplemented)
+    {
+        return;
+    }
+    let sizes = [(1, 0, MIB5), (2, MIB5, content.len() - MIB5)];
+    for (n, (got, count)) in [
+        (1, ok(r, "GET part 1")),
+        (2, ok(c.get_object_part(b, "k", 2), "GET part 2")),
+    ] {
+        let (_, offset, len) = sizes[n - 1];
+        let mut got = got;
+        assert_eq!(count, Some(2), "part {n}: parts count");
+        assert_eq!(
+            (got.offset, got.length, got.info.size),
+            (offset as u64, len as u64, content.len() as u64),
+            "part {n}: offset, length, object size"
+        );
+        assert_eq!(got.info.etag, done.etag, "part {n}: the object's ETag");
+        let mut body = Vec::new();
+        got.body.read_to_end(&mut body).expect("read part");
+        assert!(body == content[offset..offset + len], "part {n}: its bytes");
+    }
+    expect_err(
+        c.get_object_part(b, "k", 3),
+        ErrorCode::InvalidPart,
+        "part 3 of 2",
+    );
+    put(c, b, "plain", b"body");
+    let (mut whole, count) = ok(c.get_object_part(b, "plain", 1), "part 1 of a plain object");
+    let mut body = Vec::new();
+    whole.body.read_to_end(&mut body).expect("read it");
+    assert_eq!(
+        (body.as_slice(), count),
+        (&b"body"[..], None),
+        "part 1 of a plain object"
+    );
+    expect_err(
+        c.get_object_part(b, "plain", 2),
+        ErrorCode::InvalidPart,
+        "part 2 of a plain object",
+    );
+    expect_err(
+        c.get_object_part(b, "missing", 1),
+        ErrorCode::NoSuchKey,
+        "part of a missing key",
+    );
 }
 
 /// Abort removes the upload and its parts: NoSuchUpload afterwards, no key,
@@ -1614,8 +1729,8 @@ fn multipart_abort(c: &dyn S3Client, b: &str) {
     ok(c.delete_bucket(b), "delete the bucket after the abort");
 }
 
-/// Parts named out of order or twice are InvalidPartOrder; the upload stays
-/// usable.
+/// Parts named out of order are InvalidPartOrder; a part named twice in a
+/// row counts with its last entry; the upload stays usable after a refusal.
 fn multipart_invalid_part_order(c: &dyn S3Client, b: &str) {
     let (id, parts, content) = upload_two_parts(c, b, "k", &PutOptions::default());
     let swapped = [parts[1].clone(), parts[0].clone()];
@@ -1624,11 +1739,15 @@ fn multipart_invalid_part_order(c: &dyn S3Client, b: &str) {
         ErrorCode::InvalidPartOrder,
         "parts 2, 1",
     );
-    let twice = [parts[0].clone(), parts[0].clone()];
+    let stale_last = [
+        parts[0].clone(),
+        (1, format!("\"{}\"", "0".repeat(32))),
+        parts[1].clone(),
+    ];
     expect_err(
-        c.complete_multipart_upload(b, "k", &id, &twice),
-        ErrorCode::InvalidPartOrder,
-        "parts 1, 1",
+        c.complete_multipart_upload(b, "k", &id, &stale_last),
+        ErrorCode::InvalidPart,
+        "parts 1, 1 (an ETag part 1 does not have), 2",
     );
     expect_err(
         c.complete_multipart_upload(b, "k", &id, &[]),
@@ -1640,9 +1759,16 @@ fn multipart_invalid_part_order(c: &dyn S3Client, b: &str) {
         ErrorCode::NoSuchKey,
         "HEAD after failed completions",
     );
+    // A part listed twice in a row counts with its last entry: a client
+    // that re-sent part 1 lists both uploads' ETags, the one kept last.
+    let resent = [
+        (1, format!("\"{}\"", "0".repeat(32))),
+        parts[0].clone(),
+        parts[1].clone(),
+    ];
     ok(
-        c.complete_multipart_upload(b, "k", &id, &parts),
-        "complete in order",
+        c.complete_multipart_upload(b, "k", &id, &resent),
+        "complete in order, part 1 listed twice",
     );
     assert_content(c, b, "k", &content);
 }
@@ -1798,6 +1924,69 @@ fn refused<T>(c: &dyn S3Client, r: &Result<T>) -> bool {
                 ..
             })
         )
+}
+
+/// DeleteObject with conditions (If-Match, size, last-modified time)
+/// deletes only the object they all describe; otherwise PreconditionFailed
+/// and the object stays. A missing key succeeds whatever they say, as S3.
+fn conditional_delete(c: &dyn S3Client, b: &str) {
+    let cond = |etag: Option<&str>, size: Option<u64>, t: Option<SystemTime>| DeleteCondition {
+        etag: etag.map(str::to_string),
+        size,
+        last_modified: t,
+    };
+    put(c, b, "probe", b"x");
+    let r = c.delete_object_if(b, "probe", &cond(Some("*"), None, None));
+    if refused(c, &r) {
+        return;
+    }
+    ok(r, "DELETE If-Match: * of an object");
+    for key in ["k", "d"] {
+        let etag = put(c, b, key, b"content");
+        if key == "d" {
+            // A key that is also a prefix.
+            put(c, b, "d/e", b"below");
+        }
+        let t = ok(c.head_object(b, key), "HEAD").last_modified;
+        let earlier = Some(t - Duration::from_secs(3600));
+        let other = format!("\"{}\"", "0".repeat(32));
+        let wrong = [
+            ("another ETag", cond(Some(&other), None, None)),
+            ("another size", cond(None, Some(8), None)),
+            ("another time", cond(None, None, earlier)),
+            ("two right, one wrong", cond(Some(&etag), Some(7), earlier)),
+        ];
+        for (what, w) in wrong {
+            expect_err(
+                c.delete_object_if(b, key, &w),
+                ErrorCode::PreconditionFailed,
+                &format!("DELETE {key} with {what}"),
+            );
+            assert_content(c, b, key, b"content");
+        }
+        ok(
+            c.delete_object_if(b, key, &cond(Some(&etag), Some(7), Some(t))),
+            "DELETE with the object's ETag, size and time",
+        );
+        expect_err(c.head_object(b, key), ErrorCode::NoSuchKey, "HEAD after it");
+        ok(
+            c.delete_object_if(b, key, &cond(Some(&other), Some(1), None)),
+            "DELETE of a missing key with conditions",
+        );
+        put(c, b, key, b"again");
+        ok(
+            c.delete_object_if(b, key, &cond(Some("*"), None, None)),
+            "DELETE If-Match: *",
+        );
+        expect_err(c.head_object(b, key), ErrorCode::NoSuchKey, "HEAD after *");
+    }
+    assert_content(c, b, "d/e", b"below");
+    let (keys, _) = list(c, b, &req("", None));
+    assert_eq!(
+        keys,
+        strings(&["d/e"]),
+        "LIST after the conditional deletes"
+    );
 }
 
 /// `If-None-Match: *` creates only; `If-Match` replaces only the version

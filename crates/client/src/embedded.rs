@@ -2,8 +2,8 @@
 
 use crate::{GetObject, S3Client, Tags};
 use s3hpc_store::{
-    Acting, BucketInfo, ByteRange, Identity, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
-    PutOptions, Result, Store, UploadInfo, WriteCondition,
+    Acting, BucketInfo, ByteRange, DeleteCondition, Identity, ListPage, ListRequest, ObjectInfo,
+    PartInfo, PutBody, PutOptions, Result, Store, UploadInfo, WriteCondition,
 };
 use std::sync::Arc;
 
@@ -72,11 +72,29 @@ impl S3Client for EmbeddedClient {
             body: Box::new(got.body),
         })
     }
+    fn get_object_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        part_number: u32,
+    ) -> Result<(GetObject, Option<u32>)> {
+        let p = self.store.get_object_part(bucket, key, part_number)?;
+        let got = GetObject {
+            info: p.got.info,
+            offset: p.got.offset,
+            length: p.got.length,
+            body: Box::new(p.got.body),
+        };
+        Ok((got, p.parts_count))
+    }
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
         self.store.head_object(bucket, key)
     }
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
         self.store.delete_object(bucket, key)
+    }
+    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
+        self.store.delete_object_if(bucket, key, cond)
     }
     fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
         self.store.list_objects(bucket, req)

@@ -15,8 +15,8 @@ pub use embedded::EmbeddedClient;
 #[cfg(feature = "http")]
 pub use http::{HttpClient, HttpClientConfig};
 pub use s3hpc_store::{
-    BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
-    PutOptions, Result, S3Error, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
+    PutBody, PutOptions, Result, S3Error, UploadInfo, WriteCondition,
 };
 
 /// Object tags, key to value.
@@ -79,9 +79,33 @@ pub trait S3Client: Send + Sync {
         read_exact_body(&mut got, buf)?;
         Ok(got.info)
     }
+    /// GET with `partNumber`: the bytes of part `part_number` of a
+    /// multipart object (part 1 of an object not uploaded in parts is all
+    /// of it; any other part of it is InvalidPart), and how many parts the
+    /// object has (None: not uploaded in parts).
+    fn get_object_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        part_number: u32,
+    ) -> Result<(GetObject, Option<u32>)> {
+        let _ = (bucket, key, part_number);
+        Err(not_carried(self.transport(), "GET with partNumber"))
+    }
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo>;
     /// Idempotent: deleting a missing key succeeds, as in S3.
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()>;
+    /// [`S3Client::delete_object`] that deletes only if `cond` holds for
+    /// the object (If-Match, size, last-modified time), else
+    /// PreconditionFailed and the object stays; a missing key succeeds. A
+    /// transport that cannot carry a condition refuses it with
+    /// NotImplemented rather than delete unconditionally.
+    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
+        if !cond.is_none() {
+            return Err(not_carried(self.transport(), "delete conditions"));
+        }
+        self.delete_object(bucket, key)
+    }
     fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage>;
     /// Copies an object. `opts: None` keeps the source's content type and
     /// metadata (S3's COPY directive); `Some` replaces them (REPLACE).

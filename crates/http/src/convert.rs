@@ -34,6 +34,39 @@ pub fn timestamp(t: SystemTime) -> Timestamp {
     Timestamp::from(t)
 }
 
+/// A delete's conditions (DeleteObject's `If-Match`,
+/// `x-amz-if-match-last-modified-time` and `x-amz-if-match-size`, or a
+/// DeleteObjects entry's `ETag`, `LastModifiedTime` and `Size`).
+pub fn delete_condition(
+    etag: Option<&str>,
+    last_modified: Option<Timestamp>,
+    size: Option<i64>,
+) -> s3hpc_store::Result<s3hpc_store::DeleteCondition> {
+    let size = size
+        .map(|n| {
+            u64::try_from(n).map_err(|_| {
+                s3hpc_store::S3Error::new(
+                    s3hpc_store::ErrorCode::InvalidArgument,
+                    format!("the size condition {n} is negative"),
+                )
+            })
+        })
+        .transpose()?;
+    Ok(s3hpc_store::DeleteCondition {
+        etag: etag.map(|e| if e == "*" { e.to_string() } else { quote(e) }),
+        last_modified: last_modified.map(|t| time::OffsetDateTime::from(t).into()),
+        size,
+    })
+}
+
+/// The ETag an `If-Match` names, `*` for any.
+pub fn if_match_etag(c: &ETagCondition) -> &str {
+    match c {
+        ETagCondition::Any => "*",
+        ETagCondition::ETag(t) => t.value(),
+    }
+}
+
 pub fn range(r: dto::Range) -> ByteRange {
     match r {
         dto::Range::Int { first, last } => ByteRange::FromTo { first, last },

@@ -18,8 +18,9 @@ use crate::frame::{push_encoded, push_frame, Kind, ProtocolError};
 use crate::message::{Request, Response};
 use crate::shm::{SharedBuffer, SHARED_BUFFER_BYTES};
 use s3hpc_client::{
-    BucketInfo, ByteRange, ErrorCode, GetObject, ListPage, ListRequest, ObjectBody, ObjectInfo,
-    PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, Tags, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, GetObject, ListPage, ListRequest,
+    ObjectBody, ObjectInfo, PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, Tags,
+    UploadInfo, WriteCondition,
 };
 use std::borrow::Cow;
 use std::io::{self, Read};
@@ -572,6 +573,17 @@ impl S3Client for RemoteClient {
             key: key.into(),
         };
         self.done(req)
+    }
+
+    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
+        if cond.is_none() {
+            return self.delete_object(bucket, key);
+        }
+        self.done(Request::DeleteObjectIf {
+            bucket: bucket.into(),
+            key: key.into(),
+            condition: Cow::Borrowed(cond),
+        })
     }
 
     fn list_objects(&self, bucket: &str, list: &ListRequest) -> Result<ListPage> {

@@ -4,7 +4,7 @@
 
 use crate::addr::Stream;
 use crate::frame::{self, Header, Kind, ProtocolError};
-use crate::message::VERSION;
+use crate::message::{MIN_VERSION, VERSION};
 use crate::shm::{SharedBuffer, SHARED_BUFFER_BYTES, SHARED_BUFFER_MIN_BODY};
 use std::io::{self, BufReader, IoSlice, Read, Write};
 
@@ -134,7 +134,7 @@ impl Connection {
     /// version gets an answer saying so, then the caller closes.
     pub fn server_handshake(&mut self) -> Result<(), ProtocolError> {
         let (version, _) = self.read_handshake()?;
-        let status = if version == VERSION {
+        let status = if (MIN_VERSION..=VERSION).contains(&version) {
             STATUS_OK
         } else {
             STATUS_BAD_VERSION

@@ -10,8 +10,8 @@
 //! borrow their strings from the received frame: no copy on the server.
 
 use s3hpc_client::{
-    BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutOptions,
-    S3Error, Tags, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
+    PutOptions, S3Error, Tags, UploadInfo, WriteCondition,
 };
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -19,7 +19,12 @@ use std::borrow::Cow;
 /// The protocol version both sides announce in the handshake. Bump it with
 /// any change to a frame, a request or a reply (the golden-bytes test in
 /// this module fails on such a change until it is bumped and updated).
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
+
+/// The oldest client version a gateway still serves: version 3 only
+/// appended requests (a version 2 client never sends them) and changed
+/// no encoding.
+pub const MIN_VERSION: u32 = 2;
 
 /// Most parts one completion may name, as in S3.
 pub const MAX_PARTS: usize = 10_000;
@@ -168,6 +173,15 @@ pub enum Request<'a> {
         #[serde(borrow)]
         key: Cow<'a, str>,
     },
+    /// Version 3 on: DeleteObject with conditions (If-Match, size,
+    /// last-modified time).
+    DeleteObjectIf {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        condition: Cow<'a, DeleteCondition>,
+    },
 }
 
 impl Request<'_> {
@@ -184,6 +198,7 @@ impl Request<'_> {
             | GetObject { bucket, key, .. }
             | HeadObject { bucket, key }
             | DeleteObject { bucket, key }
+            | DeleteObjectIf { bucket, key, .. }
             | CreateMultipartUpload { bucket, key, .. }
             | UploadPart { bucket, key, .. }
             | CompleteMultipartUpload { bucket, key, .. }
@@ -224,6 +239,7 @@ impl Request<'_> {
             Request::GetObjectTagging { .. } => 17,
             Request::PutObjectTagging { .. } => 18,
             Request::DeleteObjectTagging { .. } => 19,
+            Request::DeleteObjectIf { .. } => 20,
         }
     }
 
@@ -261,7 +277,7 @@ impl Request<'_> {
 
 /// The name of an op code, `unknown` for codes outside the table.
 pub fn op_name(op: u8) -> &'static str {
-    const NAMES: [&str; 20] = [
+    const NAMES: [&str; 21] = [
         "CreateBucket",
         "DeleteBucket",
         "HeadBucket",
@@ -282,6 +298,7 @@ pub fn op_name(op: u8) -> &'static str {
         "GetObjectTagging",
         "PutObjectTagging",
         "DeleteObjectTagging",
+        "DeleteObjectIf",
     ];
     NAMES.get(op as usize).copied().unwrap_or("unknown")
 }
@@ -417,7 +434,7 @@ mod tests {
             postcard::to_allocvec(&info).unwrap(),
             [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3]
         );
-        assert_eq!(VERSION, 2, "update the golden bytes with the version");
+        assert_eq!(VERSION, 3, "update the golden bytes with the version");
     }
 
     #[test]

@@ -192,6 +192,10 @@ forward! {
     fn put_object(&self, bucket: &str, key: &str, body: PutBody<'_>, opts: &PutOptions) -> Result<String>;
     fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetResult>;
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()>;
+    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()>;
+    fn get_object_part(&self, bucket: &str, key: &str, part_number: u32) -> Result<PartGet<GetResult>>;
+    fn head_object_part(&self, bucket: &str, key: &str, part_number: u32) -> Result<PartGet<ObjectInfo>>;
+    fn object_parts(&self, bucket: &str, key: &str) -> Result<Option<Vec<ObjectPart>>>;
     fn copy_object(
         &self,
         src_bucket: &str,

@@ -301,13 +301,19 @@ pub fn bad_digest(algorithm: ChecksumAlgorithm) -> S3Error {
     )
 }
 
-/// Checks that `value` is the base64 of a value of `algorithm`'s length.
+/// Checks that `value` is the base64 of a value of `algorithm`'s length,
+/// before the body is read. One that is not can match no body: BadDigest,
+/// as S3 answers (s3-tests `test_object_checksum_sha256`).
 pub fn check_value(algorithm: ChecksumAlgorithm, value: &str) -> Result<()> {
     decode_value(algorithm, value).map(|_| ()).ok_or_else(|| {
         s3err!(
-            InvalidRequest,
-            "Value for {} header is invalid.",
-            algorithm.header_name()
+            BadDigest,
+            "The {} you specified did not match the calculated checksum: {:?} in {} is not \
+             the base64 of a {}-byte value.",
+            algorithm.as_str(),
+            value.get(..64).unwrap_or(value),
+            algorithm.header_name(),
+            algorithm.digest_len()
         )
     })
 }

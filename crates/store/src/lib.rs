@@ -11,6 +11,7 @@
 mod acting;
 mod bucket;
 mod checksum;
+mod delete_if;
 mod dirs;
 mod error;
 pub mod fscalls;
@@ -21,6 +22,7 @@ mod multipart;
 mod names;
 mod nested;
 mod object;
+mod parts;
 mod probe;
 mod put;
 mod sweep;
@@ -38,6 +40,7 @@ pub use identity::Identity;
 pub use meta::{validate_tags, MAX_TAGS};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
+pub use parts::{ObjectPart, PartGet};
 pub use probe::{measure_costs, warnings, FsProfile};
 pub use sweep::SweepPace;
 pub use temp::STALE_AGE;
@@ -57,6 +60,8 @@ pub struct Store {
     config: StoreConfig,
     dirs: dirs::DirCache,
     listings: list::ListingCache,
+    /// When this process last purged old completion records, per bucket.
+    completions: multipart::Purges,
     temps: temp::TempNames,
     /// Replace existing keys by rename-exchange (see `Store::install`).
     exchange_on_replace: std::sync::atomic::AtomicBool,
@@ -111,6 +116,7 @@ impl Store {
             config,
             dirs: dirs::DirCache::new(),
             listings: list::ListingCache::new(),
+            completions: Default::default(),
             temps: temp::TempNames::new(),
             exchange_on_replace: std::sync::atomic::AtomicBool::new(
                 fs_type == EXT4_SUPER_MAGIC && profile.rename_exchange,

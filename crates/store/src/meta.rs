@@ -37,6 +37,9 @@ pub(crate) struct StoredMeta {
     /// Object tags. Encoded after the metadata pairs only when there are
     /// any, so attributes written before tags existed decode unchanged.
     pub tags: BTreeMap<String, String>,
+    /// A multipart object's part boundaries (and part checksums), kept at
+    /// completion for GET/HEAD with `partNumber` and GetObjectAttributes.
+    pub parts: Option<crate::parts::PartsRecord>,
 }
 
 /// S3's limits on object tags.
@@ -77,6 +80,8 @@ const TAG_CHECKSUM: u8 = 1;
 /// An object tag: its key, and its value in the record that follows.
 const TAG_TAG_KEY: u8 = 2;
 const TAG_TAG_VALUE: u8 = 3;
+/// A multipart object's parts (`parts::PartsRecord`).
+const TAG_PARTS: u8 = 4;
 
 impl StoredMeta {
     pub fn from_put(opts: &PutOptions, etag: Option<String>) -> Result<StoredMeta> {
@@ -100,6 +105,7 @@ impl StoredMeta {
             metadata: opts.metadata.clone(),
             checksum: None,
             tags: opts.tags.clone(),
+            parts: None,
         })
     }
 
@@ -109,6 +115,7 @@ impl StoredMeta {
             && self.metadata.is_empty()
             && self.checksum.is_none()
             && self.tags.is_empty()
+            && self.parts.is_none()
     }
 
     /// Length-prefixed fields: version, etag, content type, then pairs.
@@ -131,6 +138,10 @@ impl StoredMeta {
             put_str(&mut out, k);
             out.push(TAG_TAG_VALUE);
             put_str(&mut out, v);
+        }
+        if let Some(p) = &self.parts {
+            out.push(TAG_PARTS);
+            put_str(&mut out, &p.encode());
         }
         out
     }
@@ -156,6 +167,7 @@ impl StoredMeta {
             metadata.insert(k, v);
         }
         let mut checksum = None;
+        let mut parts = None;
         let mut tags = BTreeMap::new();
         let mut tag_key = None;
         while r.pos < buf.len() {
@@ -167,6 +179,8 @@ impl StoredMeta {
                 tag_key = Some(value);
             } else if tag == TAG_TAG_VALUE {
                 tags.insert(tag_key.take()?, value);
+            } else if tag == TAG_PARTS {
+                parts = crate::parts::PartsRecord::decode(&value);
             }
         }
         Some(StoredMeta {
@@ -175,6 +189,7 @@ impl StoredMeta {
             metadata,
             checksum,
             tags,
+            parts,
         })
     }
 

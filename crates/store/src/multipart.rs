@@ -19,9 +19,15 @@ use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const UPLOADS: &str = ".s3hpc-uploads";
+pub(crate) const UPLOADS: &str = ".s3hpc-uploads";
 const INFO: &str = "info";
 const PART_PREFIX: &str = "part.";
+/// What a completed upload leaves in its staging directory: its key and
+/// the object's ETag, so that a retried completion gets the same answer.
+const COMPLETED: &str = "completed";
+/// How long a completion record answers retries. SDKs retry within
+/// seconds; 15 minutes is S3's allowance for a request's clock.
+pub const COMPLETED_AGE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 const MAX_PART_NUMBER: u32 = 10_000;
 /// S3's minimum size of every part but the last.
 pub const MIN_PART_SIZE: u64 = 5 << 20;
@@ -168,21 +174,30 @@ impl Store {
         let no_upload = || {
             s3err!(NoSuchUpload, "no upload {upload_id} for key {key:?} in bucket {bucket:?}; it was completed, aborted or never started")
         };
-        let mut got = match self.get_unchecked(bucket, &upload_key(upload_id, INFO), None) {
-            Ok(g) => g,
-            Err(e) if e.code == ErrorCode::NoSuchKey => return Err(no_upload()),
-            Err(e) => return Err(e),
-        };
+        match self.read_upload_file(bucket, upload_id, INFO) {
+            Ok(Some((k, stored, _))) if k == key => Ok(stored),
+            Ok(_) => Err(no_upload()),
+            Err(e) if e.code == ErrorCode::NoSuchKey => Err(no_upload()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An upload's `info` or completion record: the key, what was stored
+    /// with it, and when it was written. None if it does not decode.
+    fn read_upload_file(
+        &self,
+        bucket: &str,
+        upload_id: &str,
+        file: &str,
+    ) -> Result<Option<(String, StoredMeta, SystemTime)>> {
+        let mut got = self.get_unchecked(bucket, &upload_key(upload_id, file), None)?;
         let mut buf = Vec::new();
         got.body
             .by_ref()
             .take(64 << 10)
             .read_to_end(&mut buf)
             .map_err(|e| S3Error::from_io(&e, "upload info"))?;
-        match decode_info(&buf) {
-            Some((k, stored)) if k == key => Ok(stored),
-            _ => Err(no_upload()),
-        }
+        Ok(decode_info(&buf).map(|(k, stored)| (k, stored, got.info.last_modified)))
     }
 
     pub fn upload_part(
@@ -314,29 +329,26 @@ impl Store {
         whole: Option<&ChecksumRequest>,
         cond: &WriteCondition,
     ) -> Result<ObjectInfo> {
-        let mut stored = self.upload_info(bucket, key, upload_id)?;
+        let mut stored = match self.upload_info(bucket, key, upload_id) {
+            Err(e) if e.code == ErrorCode::NoSuchUpload => {
+                return self
+                    .completed_before(bucket, key, upload_id, parts)
+                    .ok_or(e)
+            }
+            other => other?,
+        };
         let plan = stored.checksum.take();
-        if parts.is_empty() {
-            return Err(s3err!(
-                InvalidArgument,
-                "a multipart upload needs at least one part"
-            ));
-        }
-        if parts.windows(2).any(|w| w[0].0 >= w[1].0) {
-            return Err(s3err!(
-                InvalidPartOrder,
-                "parts must be listed in ascending part-number order without repeats"
-            ));
-        }
+        let parts = listed_parts(parts)?;
         let mut files = Vec::with_capacity(parts.len());
-        let mut md5_of_md5s = Md5::new();
         let mut sums = Vec::new();
-        for (i, (n, etag)) in parts.iter().enumerate() {
+        let mut sizes = Vec::with_capacity(parts.len());
+        let mut part_sums = Vec::new();
+        for (i, &(n, etag, entry)) in parts.iter().enumerate() {
             // Each named part is opened at once (open, fstat): its size,
             // ETag and checksum come with the file the copy reads, so no
             // listing of the staging directory and no stat of each part
             // (on a shared file system each is a round trip).
-            let got = match self.get_unchecked(bucket, &upload_key(upload_id, &part_file(*n)), None)
+            let got = match self.get_unchecked(bucket, &upload_key(upload_id, &part_file(n)), None)
             {
                 Ok(g) => g,
                 Err(e) if e.code == ErrorCode::NoSuchKey => {
@@ -362,7 +374,7 @@ impl Store {
                     p.size
                 ));
             }
-            let listed = part_checksums.get(i).and_then(|c| c.as_deref());
+            let listed = part_checksums.get(entry).and_then(|c| c.as_deref());
             let have_sum = p
                 .checksum
                 .as_ref()
@@ -386,17 +398,12 @@ impl Store {
                 })?;
                 sums.push((raw, p.size));
             }
-            let hex = unquote(&p.etag);
-            match decode_hex(hex) {
-                Some(bytes) => md5_of_md5s.update(bytes),
-                None => md5_of_md5s.update(hex.as_bytes()),
-            }
+            sizes.push(p.size);
+            part_sums.extend(have_sum.map(|c| c.value.clone()));
             files.push((got.body.into_file(), 0, got.length));
         }
-        stored.etag = Some(meta::quoted_hex(
-            &md5_of_md5s.finalize(),
-            &format!("-{}", parts.len()),
-        ));
+        stored.etag = Some(multipart_etag(parts.iter().map(|p| p.1), parts.len()));
+        stored.parts = crate::parts::PartsRecord::new(&sizes, part_sums);
         if let Some(plan) = plan {
             let value = match plan.kind {
                 ChecksumType::Composite => {
@@ -437,7 +444,7 @@ impl Store {
             Default::default(),
             cond,
         )?;
-        self.remove_upload(bucket, upload_id);
+        self.record_completion(bucket, key, upload_id, &stored);
         if !self.profile.xattrs {
             // The multipart ETag could not be stored: answer what HEAD sees.
             return self.head_object(bucket, key);
@@ -453,21 +460,84 @@ impl Store {
         Ok(())
     }
 
-    /// Removes an upload's staging directory and, if it was the last, the
-    /// uploads directory.
-    fn remove_upload(&self, bucket: &str, upload_id: &str) {
+    /// A completion's answer, when the completion is retried (its first
+    /// answer was lost, so an SDK sends it again): the object this upload
+    /// made, if it was completed less than [`COMPLETED_AGE`] ago with the
+    /// parts now listed (the same multipart ETag) and the key still holds
+    /// it (same ETag). Otherwise None: the upload is gone (NoSuchUpload).
+    fn completed_before(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u32, String)],
+    ) -> Option<ObjectInfo> {
+        let (k, record, at) = self.read_upload_file(bucket, upload_id, COMPLETED).ok()??;
+        let recent = at.elapsed().is_ok_and(|age| age < COMPLETED_AGE);
+        let listed = listed_parts(parts).ok()?;
+        let etag = multipart_etag(listed.iter().map(|p| p.1), listed.len());
+        if !recent || k != key || record.etag.as_deref() != Some(etag.as_str()) {
+            return None;
+        }
+        let info = self.head_unchecked(bucket, key).ok()?;
+        (info.etag == etag).then_some(info)
+    }
+
+    /// After a completion: the upload's staging directory keeps only a
+    /// record of it (key and ETag) for [`Store::completed_before`]; the
+    /// info goes first, so the upload is no longer in progress. Records
+    /// past their age go with the next completion in the bucket a minute
+    /// or more later, the startup sweep, or DeleteBucket.
+    fn record_completion(&self, bucket: &str, key: &str, upload_id: &str, stored: &StoredMeta) {
+        let record = StoredMeta {
+            etag: stored.etag.clone(),
+            ..Default::default()
+        };
+        let kept = self
+            .write_object(
+                bucket,
+                &upload_key(upload_id, COMPLETED),
+                Source::Body(PutBody::Bytes(&encode_info(key, &record))),
+                StoredMeta::default(),
+                Default::default(),
+            )
+            .is_ok();
+        if !kept {
+            return self.remove_upload(bucket, upload_id);
+        }
         let rel = dir_rel(bucket, &format!("{UPLOADS}/{upload_id}"));
-        if let Ok(fd) = self.open_listing(&rel) {
+        let _ = self.in_dir(&rel, |d| Ok(unlinkat(d, INFO, AtFlags::empty())?));
+        self.clear_upload_dir(&rel, Some(COMPLETED));
+        if self.completions.due(bucket) {
+            if let Ok(fd) = self.open_listing(&dir_rel(bucket, UPLOADS)) {
+                purge_completed(&fd, SystemTime::now() - COMPLETED_AGE);
+            }
+        }
+    }
+
+    /// Unlinks every entry of an upload's staging directory but `keep`.
+    fn clear_upload_dir(&self, rel: &str, keep: Option<&str>) {
+        if let Ok(fd) = self.open_listing(rel) {
             if let Ok(dir) = read_dir(&fd) {
                 for e in dir.flatten() {
                     let name = e.file_name();
-                    if name.to_bytes() != b"." && name.to_bytes() != b".." {
+                    let b = name.to_bytes();
+                    if b != b"." && b != b".." && Some(b) != keep.map(str::as_bytes) {
                         let _ = unlinkat(&fd, name, AtFlags::empty());
                     }
                 }
             }
         }
-        self.dirs.forget(&rel);
+        if keep.is_none() {
+            self.dirs.forget(rel);
+        }
+    }
+
+    /// Removes an upload's staging directory and, if it was the last, the
+    /// uploads directory.
+    fn remove_upload(&self, bucket: &str, upload_id: &str) {
+        let rel = dir_rel(bucket, &format!("{UPLOADS}/{upload_id}"));
+        self.clear_upload_dir(&rel, None);
         let uploads = dir_rel(bucket, UPLOADS);
         let _ = self.in_dir(&uploads, |d| {
             Ok(unlinkat(d, upload_id, AtFlags::REMOVEDIR)?)
@@ -525,33 +595,131 @@ impl Store {
             if check_upload_id(id).is_err() {
                 continue;
             }
-            let Ok(mut got) = self.get_unchecked(bucket, &upload_key(id, INFO), None) else {
-                continue;
-            };
-            let mut buf = Vec::new();
-            if got
-                .body
-                .by_ref()
-                .take(64 << 10)
-                .read_to_end(&mut buf)
-                .is_err()
-            {
-                continue;
-            }
-            let Some((key, _)) = decode_info(&buf) else {
+            // A completed upload has no info, only its completion record.
+            let Ok(Some((key, _, initiated))) = self.read_upload_file(bucket, id, INFO) else {
                 continue;
             };
             if key.starts_with(prefix) {
                 out.push(UploadInfo {
                     key,
                     upload_id: id.to_string(),
-                    initiated: got.info.last_modified,
+                    initiated,
                 });
             }
         }
         out.sort_by(|a, b| (a.key.as_bytes(), a.initiated).cmp(&(b.key.as_bytes(), b.initiated)));
         Ok(out)
     }
+}
+
+/// Removes the completion records (and their staging directories) in the
+/// uploads directory `uploads` written before `cutoff`. Returns how many.
+pub(crate) fn purge_completed(uploads: &std::os::fd::OwnedFd, cutoff: SystemTime) -> usize {
+    let Ok(entries) = read_dir(uploads) else {
+        return 0;
+    };
+    let dir_flags = rustix::fs::OFlags::RDONLY
+        | rustix::fs::OFlags::DIRECTORY
+        | rustix::fs::OFlags::NOFOLLOW
+        | rustix::fs::OFlags::CLOEXEC;
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if name
+            .to_str()
+            .map_or(true, |id| check_upload_id(id).is_err())
+        {
+            continue;
+        }
+        let Ok(sub) = crate::fscalls::openat(
+            std::os::fd::AsFd::as_fd(uploads),
+            name,
+            dir_flags,
+            rustix::fs::Mode::empty(),
+        ) else {
+            continue;
+        };
+        let old = statat(&sub, COMPLETED, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| meta::mtime(&st) <= cutoff);
+        if old
+            && unlinkat(&sub, COMPLETED, AtFlags::empty()).is_ok()
+            && unlinkat(uploads, name, AtFlags::REMOVEDIR).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// When each bucket's completion records were last purged by this
+/// process: at most once a minute, so a completion rarely reads the
+/// uploads directory.
+#[derive(Default)]
+pub(crate) struct Purges(std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>);
+
+impl Purges {
+    /// Whether `bucket` is due for a purge; if so, marks it done now.
+    fn due(&self, bucket: &str) -> bool {
+        const EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let now = std::time::Instant::now();
+        match last.get(bucket) {
+            // The first completion a process makes in a bucket only starts
+            // the clock: the startup sweep has just purged.
+            None => {
+                last.insert(bucket.to_string(), now);
+                false
+            }
+            Some(t) if now.duration_since(*t) < EVERY => false,
+            Some(_) => {
+                last.insert(bucket.to_string(), now);
+                true
+            }
+        }
+    }
+}
+
+/// S3's multipart ETag: the MD5 of the parts' binary MD5s, then `-N`. A
+/// part ETag that is not an MD5 (the fast policy's) enters as its text.
+fn multipart_etag<'a>(etags: impl Iterator<Item = &'a str>, count: usize) -> String {
+    let mut md5_of_md5s = Md5::new();
+    for etag in etags {
+        let hex = unquote(etag);
+        match decode_hex(hex) {
+            Some(bytes) => md5_of_md5s.update(bytes),
+            None => md5_of_md5s.update(hex.as_bytes()),
+        }
+    }
+    meta::quoted_hex(&md5_of_md5s.finalize(), &format!("-{count}"))
+}
+
+/// The parts a completion lists, in ascending order. A part number listed
+/// several times in a row counts once, with its last entry: a client that
+/// re-sent a part lists each upload's ETag, and the part that finished last
+/// is the one kept (s3-tests `test_multipart_resend_first_finishes_last`).
+/// A number lower than the one before is InvalidPartOrder.
+/// Each comes with the index of its entry in `parts`.
+fn listed_parts(parts: &[(u32, String)]) -> Result<Vec<(u32, &str, usize)>> {
+    if parts.is_empty() {
+        return Err(s3err!(
+            InvalidArgument,
+            "a multipart upload needs at least one part"
+        ));
+    }
+    if parts.windows(2).any(|w| w[0].0 > w[1].0) {
+        return Err(s3err!(
+            InvalidPartOrder,
+            "parts must be listed in ascending part-number order"
+        ));
+    }
+    let mut out: Vec<(u32, &str, usize)> = Vec::with_capacity(parts.len());
+    for (i, (n, etag)) in parts.iter().enumerate() {
+        match out.last_mut() {
+            Some(last) if last.0 == *n => *last = (*n, etag, i),
+            _ => out.push((*n, etag, i)),
+        }
+    }
+    Ok(out)
 }
 
 /// AWS's rules for a multipart upload's checksum: SHA algorithms compose

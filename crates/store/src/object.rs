@@ -25,6 +25,13 @@ pub struct ObjectReader {
 }
 
 impl ObjectReader {
+    /// The next `len` bytes of `file`, from its current offset.
+    pub(crate) fn new(file: File, len: u64) -> ObjectReader {
+        ObjectReader {
+            file: file.take(len),
+        }
+    }
+
     /// The open (read-only) file the bytes come from. A server on the same
     /// node can hand it to its client, which then reads the page cache
     /// directly (at the GET's offset) instead of through a socket.
@@ -270,7 +277,7 @@ impl Store {
 
     /// [`Store::open_object`] for a key already checked, or one of the
     /// engine's own (multipart staging).
-    fn open_unchecked(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
+    pub(crate) fn open_unchecked(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         let live = Cell::new(false);
@@ -526,7 +533,7 @@ impl Store {
     /// and no attribute there tells an empty directory: the delete leaves
     /// it, and a listing that reads it empty removes it (`list.rs`), as do
     /// a PUT of its name and DeleteBucket. Listings never show it meanwhile.
-    fn may_be_empty(&self, d: BorrowedFd<'_>) -> bool {
+    pub(crate) fn may_be_empty(&self, d: BorrowedFd<'_>) -> bool {
         /// A tmpfs directory's size: 20 bytes an entry, `.` and `..` included.
         const TMPFS_EMPTY_DIR_SIZE: i64 = 40;
         if self.profile.shared {
@@ -588,6 +595,15 @@ impl Store {
             return Err(s3err!(
                 InvalidArgument,
                 "CopyObject takes its write condition as an argument, not in the options"
+            ));
+        }
+        if opts.is_none() && (src_bucket, src_key) == (dst_bucket, dst_key) {
+            // AWS's words; a copy that changes nothing would be a no-op.
+            return Err(s3err!(
+                InvalidRequest,
+                "This copy request is illegal because it is trying to copy an object to itself \
+                 without changing the object's metadata, storage class, website redirect \
+                 location or encryption attributes."
             ));
         }
         let (src, file) = self.open_object(src_bucket, src_key)?;

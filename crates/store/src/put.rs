@@ -588,7 +588,12 @@ impl Store {
     /// `RENAME_NOREPLACE`, or where the file system lacks it (ceph-fuse,
     /// GlusterFS, NFS) `link(2)` of the temporary, atomic on every POSIX
     /// file system, and then the temporary's name is removed.
-    fn create_from(&self, dirfd: &OwnedFd, tmp: &str, name: &str) -> rustix::io::Result<()> {
+    pub(crate) fn create_from(
+        &self,
+        dirfd: &OwnedFd,
+        tmp: &str,
+        name: &str,
+    ) -> rustix::io::Result<()> {
         if self.noreplace_rename.load(Ordering::Relaxed) {
             match renameat_with(dirfd, tmp, dirfd, name, RenameFlags::NOREPLACE) {
                 Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
@@ -602,14 +607,9 @@ impl Store {
         Ok(())
     }
 
-    /// If-Match's compare-and-swap: opens the current object, takes an
-    /// exclusive fcntl lock on it (open-file-description locks: per open
-    /// file, so they exclude threads of one process as well as other
-    /// processes, and other nodes where the file system's locks are
-    /// cluster-wide), makes sure the name still leads to the locked inode
-    /// (a writer that held the lock before may have renamed a new object
-    /// in; then the new one is locked instead), and compares its ETag. The
-    /// returned lock is held until the temporary has replaced the object.
+    /// If-Match's compare-and-swap: locks the current object (see
+    /// [`Store::lock_object`]) and compares its ETag. The returned lock is
+    /// held until the temporary has replaced the object.
     fn lock_current(
         &self,
         dirfd: &OwnedFd,
@@ -618,16 +618,40 @@ impl Store {
         want: &str,
         cond: &WriteCondition,
     ) -> Result<CasLock> {
-        let kp = split_key(key);
-        let (mut name, mut sub) = (kp.name, None::<Rc<OwnedFd>>);
-        let what = || format!("{bucket}/{key}");
-        let missing = || {
-            s3err!(
+        let Some(locked) = self.lock_object(dirfd, bucket, key)? else {
+            return Err(s3err!(
                 NoSuchKey,
                 "no object {key:?} in bucket {bucket:?} to replace: If-Match needs an existing \
                  object (use If-None-Match: * to create one)"
-            )
+            ));
         };
+        if !etag_matches(want, &locked.info.etag) {
+            return Err(precondition_failed(
+                bucket,
+                key,
+                cond,
+                Some(&locked.info.etag),
+            ));
+        }
+        Ok(locked.lock)
+    }
+
+    /// Opens the current object of `key` (whose directory is `dirfd`) and
+    /// takes an exclusive fcntl lock on it (open-file-description locks:
+    /// per open file, so they exclude threads of one process as well as
+    /// other processes, and other nodes where the file system's locks are
+    /// cluster-wide), making sure the name still leads to the locked inode
+    /// (a writer that held the lock before may have renamed a new object
+    /// in; then the new one is locked instead). None if there is no object.
+    pub(crate) fn lock_object<'k>(
+        &self,
+        dirfd: &OwnedFd,
+        bucket: &str,
+        key: &'k str,
+    ) -> Result<Option<Locked<'k>>> {
+        let kp = split_key(key);
+        let (mut name, mut sub) = (kp.name, None::<Rc<OwnedFd>>);
+        let what = || format!("{bucket}/{key}");
         let io = |e: Errno| S3Error::from_io(&e.into(), &what());
         for _ in 0..1000 {
             // The object of a key that is also a prefix is its self-entry.
@@ -650,7 +674,7 @@ impl Store {
                     name = SELF_ENTRY;
                     continue;
                 }
-                Err(Errno::NOENT | Errno::ISDIR) => return Err(missing()),
+                Err(Errno::NOENT | Errno::ISDIR) => return Ok(None),
                 Err(e) => return Err(io(e)),
             };
             let lock = CasLock::acquire(fd).map_err(io)?;
@@ -659,11 +683,11 @@ impl Store {
                 Ok(now) if now.st_ino == st.st_ino && now.st_dev == st.st_dev => {}
                 // Replaced while this writer waited: lock the new object.
                 Ok(_) => continue,
-                Err(Errno::NOENT) => return Err(missing()),
+                Err(Errno::NOENT) => return Ok(None),
                 Err(e) => return Err(io(e)),
             }
             if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-                return Err(missing());
+                return Ok(None);
             }
             let stored = match meta::has_meta(&st) {
                 true => Some(StoredMeta::read_from(&lock.fd).map_err(|e| {
@@ -671,11 +695,13 @@ impl Store {
                 })?),
                 false => None,
             };
-            let etag = meta::object_info(key, &st, stored).etag;
-            if !etag_matches(want, &etag) {
-                return Err(precondition_failed(bucket, key, cond, Some(&etag)));
-            }
-            return Ok(lock);
+            return Ok(Some(Locked {
+                info: meta::object_info(key, &st, stored),
+                st,
+                lock,
+                sub,
+                name,
+            }));
         }
         Err(s3err!(
             ServiceUnavailable,
@@ -832,7 +858,7 @@ fn merge_displaced(dirfd: &OwnedFd, tmp: &str, sub: &OwnedFd) {
 }
 
 /// Whether an If-Match value names this ETag (quotes optional, `*` any).
-fn etag_matches(want: &str, etag: &str) -> bool {
+pub(crate) fn etag_matches(want: &str, etag: &str) -> bool {
     let want = want.trim();
     want == "*"
         || want
@@ -860,11 +886,22 @@ fn precondition_failed(
     }
 }
 
+/// An object locked by [`Store::lock_object`]: the lock, what the object
+/// is, and where: entry `name` of the key's directory, or of `sub` (the
+/// directory of the key's name) for a key that is also a prefix.
+pub(crate) struct Locked<'k> {
+    pub lock: CasLock,
+    pub st: rustix::fs::Stat,
+    pub info: ObjectInfo,
+    pub sub: Option<Rc<OwnedFd>>,
+    pub name: &'k str,
+}
+
 /// An exclusive fcntl lock on a whole object, released when dropped (the
 /// fd closes). Open-file-description locks (`F_OFD_SETLKW`) where the file
 /// system takes them; else classic POSIX locks, which belong to the
 /// process, so threads of this process then queue on a mutex first.
-struct CasLock {
+pub(crate) struct CasLock {
     fd: OwnedFd,
     _local: Option<std::sync::MutexGuard<'static, ()>>,
 }

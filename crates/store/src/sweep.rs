@@ -143,6 +143,12 @@ impl Sweep<'_> {
                     if !self.dir(&sub) {
                         return false;
                     }
+                    if bytes == crate::multipart::UPLOADS.as_bytes() {
+                        let records =
+                            SystemTime::now().checked_sub(crate::multipart::COMPLETED_AGE);
+                        self.removed +=
+                            crate::multipart::purge_completed(&sub, records.unwrap_or(UNIX_EPOCH));
+                    }
                     // A directory a killed writer made while moving an
                     // object into a directory of its name (`nested`): it
                     // holds at most a second link to that object.

@@ -77,6 +77,30 @@ impl WriteCondition {
     }
 }
 
+/// The conditions of a DeleteObject (S3's `If-Match`,
+/// `x-amz-if-match-last-modified-time`, `x-amz-if-match-size`, and the
+/// `ETag`, `LastModifiedTime`, `Size` of a DeleteObjects entry): the object
+/// is deleted only if every one given holds, checked atomically with the
+/// delete (PreconditionFailed, 412, otherwise). A missing key is deleted
+/// whatever the conditions, as in S3.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct DeleteCondition {
+    /// The ETag the object must have (quotes optional; `*` any object).
+    pub etag: Option<String>,
+    /// Its last-modified time, to the second (what S3 dates carry).
+    pub last_modified: Option<SystemTime>,
+    /// Its size in bytes.
+    pub size: Option<u64>,
+}
+
+impl DeleteCondition {
+    /// No condition: an ordinary delete.
+    pub fn is_none(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none() && self.size.is_none()
+    }
+}
+
 /// The body of a PUT. A slice is written without an intermediate copy; a stream
 /// is pulled through a bounded buffer until it ends (or `len` bytes, if given,
 /// which is then checked: a short stream fails with IncompleteBody).
@@ -130,6 +154,26 @@ impl ByteRange {
                 let n = n.min(size);
                 Ok((size - n, n))
             }
+        }
+    }
+}
+
+impl ByteRange {
+    /// InvalidRange unless the range lies wholly inside an object of
+    /// `size` bytes: UploadPartCopy's `x-amz-copy-source-range` may not
+    /// reach past the source's end, as a GET's Range may.
+    pub fn check_within(self, size: u64) -> crate::Result<()> {
+        match self {
+            ByteRange::FromTo {
+                first,
+                last: Some(last),
+            } if last >= size || first >= size => Err(crate::s3err!(
+                InvalidRange,
+                "the range bytes={first}-{last} reaches past the source's end: it has {size} \
+                 bytes, so the last byte a copy range can name is {}",
+                size.saturating_sub(1)
+            )),
+            r => r.resolve(size).map(drop),
         }
     }
 }
@@ -249,4 +293,28 @@ impl Durability {
 pub struct StoreConfig {
     pub etag: EtagPolicy,
     pub durability: Durability,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_ranges_lie_within_the_source() {
+        let r = |first, last| ByteRange::FromTo {
+            first,
+            last: Some(last),
+        };
+        assert!(r(0, 4).check_within(5).is_ok());
+        assert!(r(4, 4).check_within(5).is_ok());
+        // s3-tests test_multipart_copy_invalid_range: 0-21 of 5 bytes.
+        let e = r(0, 21).check_within(5).unwrap_err();
+        assert_eq!(e.code, crate::ErrorCode::InvalidRange);
+        assert_eq!(
+            r(5, 6).check_within(5).unwrap_err().code,
+            crate::ErrorCode::InvalidRange
+        );
+        // A GET's range may reach past the end.
+        assert_eq!(r(0, 21).resolve(5).unwrap(), (0, 5));
+    }
 }

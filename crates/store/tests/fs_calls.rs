@@ -84,8 +84,10 @@ fn calls_per_operation() {
     // CompleteMultipartUpload of one part: the upload's info read (open,
     // fstat, reads), the part opened (open, fstat), copied into an unnamed
     // temporary, its metadata stored (the multipart ETag: setxattr, chmod
-    // for the mark), linked in; then the staging removed (a listing of it,
-    // an unlink per file, the two directories).
+    // for the mark), linked in; then the completion record written in the
+    // staging (an unnamed file: open, write, fstat, link) for a retried
+    // completion, and the rest of the staging removed (a listing of it, an
+    // unlink per file; the directories stay with the record).
     let id = s
         .create_multipart_upload(BUCKET, "mp", &PutOptions::default())
         .unwrap();
@@ -102,16 +104,16 @@ fn calls_per_operation() {
         &c,
         "CompleteMultipartUpload",
         &[
-            (Open, 4),
-            (Fstat, 3),
+            (Open, 5),
+            (Fstat, 4),
             (Read, 1),
             (CopyRange, 1),
             (Setxattr, 1),
             (Chmod, 1),
-            (Link, 1),
+            (Link, 2),
             (Readdir, 1),
             (Unlink, 2),
-            (Rmdir, 2),
+            (Write, 1),
         ],
     );
 

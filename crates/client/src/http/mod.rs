@@ -18,8 +18,8 @@ pub use request::HttpClientConfig;
 use request::{Body, Call};
 use response::{object_info, parse_time};
 use s3hpc_store::{
-    BucketInfo, ByteRange, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
-    PutOptions, Result, S3Error, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
+    PutBody, PutOptions, Result, S3Error, UploadInfo, WriteCondition,
 };
 use std::io::Read;
 use ureq::http::Method;
@@ -171,6 +171,46 @@ fn tagging_header(tags: &Tags) -> String {
         .join("&")
 }
 
+/// A GET's answer: the object's info, which of its bytes follow (from
+/// Content-Range, if any) and their reader.
+fn object_answer(key: &str, resp: ureq::http::Response<ureq::Body>) -> Result<GetObject> {
+    let mut info = object_info(key, &resp)?;
+    let (offset, length) = match resp.headers().get("content-range") {
+        Some(v) => {
+            let v = v.to_str().unwrap_or_default();
+            let (offset, length, size) = content_range(v).ok_or_else(|| {
+                S3Error::new(
+                    ErrorCode::InternalError,
+                    format!("GET {key}: unreadable Content-Range {v:?}"),
+                )
+            })?;
+            info.size = size;
+            (offset, length)
+        }
+        None => (0, info.size),
+    };
+    Ok(GetObject {
+        info,
+        offset,
+        length,
+        body: Box::new(
+            HttpBody::new(resp.into_body().into_reader(), length)
+                .map_err(|e| S3Error::from_io(&e, key))?,
+        ),
+    })
+}
+
+/// An HTTP date (RFC 9110's IMF-fixdate), to the second.
+fn http_date(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let ts = jiff::Timestamp::from_second(secs).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    jiff::fmt::rfc2822::DateTimePrinter::new()
+        .timestamp_to_rfc9110_string(&ts)
+        .unwrap_or_default()
+}
+
 /// The headers of a write condition.
 fn with_condition<'a>(call: Call<'a>, cond: &WriteCondition) -> Call<'a> {
     match cond {
@@ -247,31 +287,24 @@ impl S3Client for HttpClient {
             }
             call = call.header("range", range_header(r));
         }
-        let resp = call.send()?;
-        let mut info = object_info(key, &resp)?;
-        let (offset, length) = match resp.headers().get("content-range") {
-            Some(v) => {
-                let v = v.to_str().unwrap_or_default();
-                let (offset, length, size) = content_range(v).ok_or_else(|| {
-                    S3Error::new(
-                        ErrorCode::InternalError,
-                        format!("GET {key}: unreadable Content-Range {v:?}"),
-                    )
-                })?;
-                info.size = size;
-                (offset, length)
-            }
-            None => (0, info.size),
-        };
-        Ok(GetObject {
-            info,
-            offset,
-            length,
-            body: Box::new(
-                HttpBody::new(resp.into_body().into_reader(), length)
-                    .map_err(|e| S3Error::from_io(&e, key))?,
-            ),
-        })
+        object_answer(key, call.send()?)
+    }
+
+    fn get_object_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        part_number: u32,
+    ) -> Result<(GetObject, Option<u32>)> {
+        let resp = self
+            .call(Method::GET, bucket, Some(key))
+            .query("partNumber", part_number.to_string())
+            .send()?;
+        let count = resp
+            .headers()
+            .get("x-amz-mp-parts-count")
+            .and_then(|n| n.to_str().ok()?.parse().ok());
+        Ok((object_answer(key, resp)?, count))
     }
 
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
@@ -283,6 +316,20 @@ impl S3Client for HttpClient {
         self.call(Method::DELETE, bucket, Some(key))
             .send()
             .map(drop)
+    }
+
+    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
+        let mut call = self.call(Method::DELETE, bucket, Some(key));
+        if let Some(etag) = &cond.etag {
+            call = call.header("if-match", etag.clone());
+        }
+        if let Some(size) = cond.size {
+            call = call.header("x-amz-if-match-size", size.to_string());
+        }
+        if let Some(t) = cond.last_modified {
+            call = call.header("x-amz-if-match-last-modified-time", http_date(t));
+        }
+        call.send().map(drop)
     }
 
     fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {

@@ -143,6 +143,9 @@ pub(super) async fn upload_part_copy(
     let store = &engine.store;
     let etag = run_long(|| {
         let mut src = store.get_object(&src_bucket, &src_key, range)?;
+        if let Some(r) = range {
+            r.check_within(src.info.size)?;
+        }
         let len = src.length;
         store.upload_part(
             &i.bucket,

@@ -8,7 +8,7 @@ use crate::convert::{self, s3_error};
 use crate::error_header::KernelCopiesBodies;
 use s3hpc_store::ChecksumType;
 use s3s::dto::*;
-use s3s::{S3Request, S3Response, S3Result};
+use s3s::{s3_error, S3Request, S3Response, S3Result};
 
 pub(super) async fn put_object(
     engine: &Engine,
@@ -43,12 +43,16 @@ pub(super) async fn get_object(
     let i = req.input;
     null_version(i.version_id.as_deref())?;
     let range = i.range.map(convert::range);
+    let part = requested_part(i.part_number, range.is_some())?;
     let with_checksum = checksum_mode(i.checksum_mode.as_ref()) && range.is_none();
-    let (info, offset, length, stream) = run(|| {
-        let got = engine.store.get_object(&i.bucket, &i.key, range)?;
-        let (info, offset, length) = (got.info, got.offset, got.length);
-        Ok((info, offset, length, got.body))
+    let (got, part) = run(|| match part {
+        None => Ok((engine.store.get_object(&i.bucket, &i.key, range)?, None)),
+        Some(n) => {
+            let p = engine.store.get_object_part(&i.bucket, &i.key, n)?;
+            Ok((p.got, Some((p.part, p.parts_count))))
+        }
     })?;
+    let (info, offset, length, stream) = (got.info, got.offset, got.length, got.body);
     convert::check_preconditions(
         &info,
         i.if_match.as_ref(),
@@ -64,7 +68,9 @@ pub(super) async fn get_object(
         req.extensions.get::<KernelCopiesBodies>().is_some() && !engine.store.profile().fuse;
     let stream = GetStream::start(stream, offset, length, may_map)
         .map_err(|e| s3_error(s3hpc_store::S3Error::from_io(&e, &info.key)))?;
-    let content_range = range.map(|_| {
+    // A part of a multipart object is a range of it, and says so.
+    let ranged = range.is_some() || part.as_ref().is_some_and(|(_, n)| n.is_some());
+    let content_range = ranged.then(|| {
         format!(
             "bytes {offset}-{}/{}",
             (offset + length).saturating_sub(1),
@@ -82,11 +88,29 @@ pub(super) async fn get_object(
         tag_count: (info.tag_count > 0).then_some(info.tag_count as i32),
         ..Default::default()
     };
-    if with_checksum {
-        set_checksum!(out, info.checksum);
+    match part {
+        // A part's own checksum, when the upload had one.
+        Some((p, Some(count))) => {
+            out.parts_count = Some(count as i32);
+            set_checksum!(out, p.checksum);
+        }
+        _ if with_checksum => set_checksum!(out, info.checksum),
+        _ => {}
     }
     out.content_type = info.content_type;
     Ok(S3Response::new(out))
+}
+
+/// The `partNumber` of a GET or HEAD, if any; S3 refuses it with a Range.
+fn requested_part(n: Option<i32>, with_range: bool) -> S3Result<Option<u32>> {
+    let Some(n) = n else { return Ok(None) };
+    if with_range {
+        return Err(s3_error!(
+            InvalidRequest,
+            "Cannot specify both Range header and partNumber query parameter"
+        ));
+    }
+    super::multipart::part_number(n).map(Some)
 }
 
 pub(super) async fn head_object(
@@ -95,7 +119,14 @@ pub(super) async fn head_object(
 ) -> S3Result<S3Response<HeadObjectOutput>> {
     let i = req.input;
     null_version(i.version_id.as_deref())?;
-    let info = run(|| engine.store.head_object(&i.bucket, &i.key))?;
+    let part = requested_part(i.part_number, i.range.is_some())?;
+    let (info, part) = run(|| match part {
+        None => Ok((engine.store.head_object(&i.bucket, &i.key)?, None)),
+        Some(n) => {
+            let p = engine.store.head_object_part(&i.bucket, &i.key, n)?;
+            Ok((p.got, Some((p.part, p.parts_count))))
+        }
+    })?;
     convert::check_preconditions(
         &info,
         i.if_match.as_ref(),
@@ -105,15 +136,20 @@ pub(super) async fn head_object(
     )?;
     let tag_count = info.tag_count;
     let mut out = HeadObjectOutput {
-        content_length: Some(info.size as i64),
+        content_length: Some(part.as_ref().map_or(info.size, |(p, _)| p.size) as i64),
         accept_ranges: Some("bytes".into()),
         e_tag: Some(convert::etag(&info.etag)),
         last_modified: Some(convert::timestamp(info.last_modified)),
         metadata: convert::metadata(&info),
         ..Default::default()
     };
-    if checksum_mode(i.checksum_mode.as_ref()) {
-        set_checksum!(out, info.checksum);
+    match part {
+        Some((p, Some(count))) => {
+            out.parts_count = Some(count as i32);
+            set_checksum!(out, p.checksum);
+        }
+        _ if checksum_mode(i.checksum_mode.as_ref()) => set_checksum!(out, info.checksum),
+        _ => {}
     }
     out.content_type = info.content_type;
     let mut resp = S3Response::new(out);
@@ -131,32 +167,50 @@ pub(super) async fn delete_object(
     engine: &Engine,
     req: S3Request<DeleteObjectInput>,
 ) -> S3Result<S3Response<DeleteObjectOutput>> {
-    null_version(req.input.version_id.as_deref())?;
-    run(|| {
-        engine
-            .store
-            .delete_object(&req.input.bucket, &req.input.key)
-    })?;
+    let i = req.input;
+    null_version(i.version_id.as_deref())?;
+    let cond = convert::delete_condition(
+        i.if_match.as_ref().map(convert::if_match_etag),
+        i.if_match_last_modified_time,
+        i.if_match_size,
+    )
+    .map_err(s3_error)?;
+    run(|| engine.store.delete_object_if(&i.bucket, &i.key, &cond))?;
     Ok(S3Response::new(DeleteObjectOutput::default()))
 }
+
+/// S3's limit on the keys of one DeleteObjects.
+const MAX_DELETE_KEYS: usize = 1000;
 
 pub(super) async fn delete_objects(
     engine: &Engine,
     req: S3Request<DeleteObjectsInput>,
 ) -> S3Result<S3Response<DeleteObjectsOutput>> {
     let i = req.input;
+    if i.delete.objects.len() > MAX_DELETE_KEYS {
+        return Err(s3_error!(
+            MalformedXML,
+            "DeleteObjects names {} keys; one request may delete at most {MAX_DELETE_KEYS}",
+            i.delete.objects.len()
+        ));
+    }
     run(|| engine.store.head_bucket(&i.bucket))?;
     let quiet = i.delete.quiet.unwrap_or(false);
     let (mut deleted, mut errors) = (Vec::new(), Vec::new());
     tokio::task::block_in_place(|| {
         for o in i.delete.objects {
-            let result = match null_version(o.version_id.as_deref()) {
-                Ok(()) => engine.store.delete_object(&i.bucket, &o.key),
-                Err(_) => Err(s3hpc_store::S3Error::new(
-                    s3hpc_store::ErrorCode::InvalidArgument,
-                    NO_VERSIONS,
-                )),
-            };
+            let result = null_version(o.version_id.as_deref())
+                .map_err(|_| {
+                    s3hpc_store::S3Error::new(s3hpc_store::ErrorCode::InvalidArgument, NO_VERSIONS)
+                })
+                .and_then(|()| {
+                    let cond = convert::delete_condition(
+                        o.e_tag.as_ref().map(|e| e.value()),
+                        o.last_modified_time.clone(),
+                        o.size,
+                    )?;
+                    engine.store.delete_object_if(&i.bucket, &o.key, &cond)
+                });
             match result {
                 Ok(()) if quiet => {}
                 Ok(()) => deleted.push(DeletedObject {
@@ -218,19 +272,49 @@ pub(super) async fn get_object_attributes(
             out.checksum = Some(sum);
         }
     }
-    // A multipart object: its part count (from the ETag's `-N`); the
-    // parts themselves are not kept after completion.
-    let parts = convert::unquote(&info.etag)
-        .rsplit_once('-')
-        .and_then(|(_, n)| n.parse::<i32>().ok())
-        .filter(|_| info.checksum.is_some() || !info.etag.contains("-1\""));
     if want(ObjectAttributes::OBJECT_PARTS) {
-        if let Some(n) = parts {
-            out.object_parts = Some(GetObjectAttributesParts {
-                total_parts_count: Some(n),
-                ..Default::default()
-            });
-        }
+        out.object_parts = object_parts(engine, &i)?;
     }
     Ok(S3Response::new(out))
+}
+
+/// GetObjectAttributes' ObjectParts: the parts kept at completion, a page
+/// of them after `x-amz-part-number-marker`, at most `x-amz-max-parts`
+/// (1000 by default); None for an object not uploaded in parts.
+fn object_parts(
+    engine: &Engine,
+    i: &GetObjectAttributesInput,
+) -> S3Result<Option<GetObjectAttributesParts>> {
+    let Some(parts) = run(|| engine.store.object_parts(&i.bucket, &i.key))? else {
+        return Ok(None);
+    };
+    let marker = i.part_number_marker.unwrap_or(0).max(0) as u32;
+    let max = i.max_parts.unwrap_or(1000).clamp(0, 1000) as usize;
+    let total = parts.len();
+    let page: Vec<_> = parts
+        .into_iter()
+        .filter(|p| p.part_number > marker)
+        .collect();
+    let truncated = page.len() > max;
+    let page = &page[..page.len().min(max)];
+    Ok(Some(GetObjectAttributesParts {
+        total_parts_count: Some(total as i32),
+        part_number_marker: i.part_number_marker,
+        next_part_number_marker: page.last().map(|p| p.part_number as i32),
+        max_parts: Some(max as i32),
+        is_truncated: Some(truncated),
+        parts: Some(
+            page.iter()
+                .map(|p| {
+                    let mut part = ObjectPart {
+                        part_number: Some(p.part_number as i32),
+                        size: Some(p.size as i64),
+                        ..Default::default()
+                    };
+                    set_checksum!(part, p.checksum.as_ref(), value_only);
+                    part
+                })
+                .collect(),
+        ),
+    }))
 }

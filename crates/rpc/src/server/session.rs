@@ -255,6 +255,13 @@ fn handle(
         Request::DeleteObject { bucket, key } => {
             client.delete_object(&bucket, &key).map(|()| Response::Done)
         }
+        Request::DeleteObjectIf {
+            bucket,
+            key,
+            condition,
+        } => client
+            .delete_object_if(&bucket, &key, &condition)
+            .map(|()| Response::Done),
         Request::ListObjects { bucket, list } => {
             client.list_objects(&bucket, &list).map(Response::List)
         }
