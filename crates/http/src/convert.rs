@@ -257,9 +257,31 @@ pub fn check_preconditions(
         (None, None) => false,
     };
     if not_modified {
-        return Err(s3s::s3_error!(NotModified));
+        return Err(not_modified_answer(info));
     }
     Ok(())
+}
+
+/// 304 Not Modified with the validators a cache revalidates against: the
+/// ETag and Last-Modified of the object it already holds (RFC 9110 15.4.5).
+fn not_modified_answer(info: &ObjectInfo) -> s3s::S3Error {
+    use hyper::header::{HeaderValue, ETAG, LAST_MODIFIED};
+    let mut e = s3s::s3_error!(NotModified);
+    let mut h = hyper::HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_str(&quote(&info.etag)) {
+        h.insert(ETAG, v);
+    }
+    let mut date = Vec::new();
+    if timestamp(info.last_modified)
+        .format(dto::TimestampFormat::HttpDate, &mut date)
+        .is_ok()
+    {
+        if let Ok(v) = HeaderValue::from_bytes(&date) {
+            h.insert(LAST_MODIFIED, v);
+        }
+    }
+    e.set_headers(h);
+    e
 }
 
 #[cfg(test)]
