@@ -19,7 +19,7 @@ use std::borrow::Cow;
 /// The protocol version both sides announce in the handshake. Bump it with
 /// any change to a frame, a request or a reply (the golden-bytes test in
 /// this module fails on such a change until it is bumped and updated).
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Most parts one completion may name, as in S3.
 pub const MAX_PARTS: usize = 10_000;
@@ -321,6 +321,7 @@ impl From<WireError<'_>> for S3Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use s3hpc_client::ObjectHeaders;
     use std::collections::BTreeMap;
     use std::time::{Duration, UNIX_EPOCH};
 
@@ -359,6 +360,10 @@ mod tests {
             content_md5: None,
             tags: BTreeMap::from([("t".to_string(), "u".to_string())]),
             condition: WriteCondition::IfMatch("e".into()),
+            headers: ObjectHeaders {
+                cache_control: Some("c".into()),
+                ..Default::default()
+            },
         };
         let put = Request::PutObject {
             bucket: "bk".into(),
@@ -370,7 +375,7 @@ mod tests {
             postcard::to_allocvec(&put).unwrap(),
             [
                 4, 2, b'b', b'k', 3, b'a', b'/', b'b', 1, 0xac, 2, 1, 1, b't', 1, 1, b'm', 1, b'v',
-                0, 0, 1, 1, b't', 1, b'u', 2, 1, b'e'
+                0, 0, 1, 1, b't', 1, b'u', 2, 1, b'e', 1, 1, b'c', 0, 0, 0, 0
             ]
         );
         let info = Response::Info(ObjectInfo {
@@ -382,12 +387,13 @@ mod tests {
             metadata: BTreeMap::new(),
             checksum: None,
             tag_count: 3,
+            headers: ObjectHeaders::default(),
         });
         assert_eq!(
             postcard::to_allocvec(&info).unwrap(),
-            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3]
+            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3, 0, 0, 0, 0, 0]
         );
-        assert_eq!(VERSION, 2, "update the golden bytes with the version");
+        assert_eq!(VERSION, 3, "update the golden bytes with the version");
     }
 
     #[test]
