@@ -475,6 +475,8 @@ fn bucket_name_rules(c: &dyn S3Client, _b: &str) {
         "-ab",
         "ab-",
         "a..b",
+        "foo.-bar",
+        "foo-.bar",
         "192.168.1.1",
         "xn--ab",
         "a/b",
