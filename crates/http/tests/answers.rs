@@ -43,3 +43,47 @@ fn not_modified_carries_etag_and_last_modified() {
     }
     s.server.shutdown().unwrap();
 }
+
+/// Listing XML as SDKs read it: each key's Owner in v1 and in v2 with
+/// fetch-owner; an empty delimiter is no delimiter and is not echoed;
+/// allow-unordered with a delimiter is refused; with encoding-type=url, v2
+/// encodes its Prefix (control characters too) and v1 sends it as given.
+#[test]
+fn listing_details() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    for key in ["a/b", "c"] {
+        assert_eq!(
+            request(addr, &format!("PUT /bkt/{key} HTTP/1.1\r\n"), b"x").0,
+            200
+        );
+    }
+    let list = |query: &str| {
+        let (st, _, body) = request(addr, &format!("GET /bkt?{query} HTTP/1.1\r\n"), b"");
+        (st, String::from_utf8(body).unwrap())
+    };
+    let owners = |xml: &str| xml.matches("<Owner>").count();
+    let (st, xml) = list("delimiter=");
+    assert_eq!((st, owners(&xml)), (200, 2), "{xml}");
+    assert!(!xml.contains("<Delimiter>"), "{xml}");
+    assert!(xml.contains("<Key>a/b</Key>"), "{xml}");
+    let (_, xml) = list("list-type=2");
+    assert_eq!(owners(&xml), 0, "{xml}");
+    let (_, xml) = list("list-type=2&fetch-owner=true&delimiter=");
+    assert_eq!(owners(&xml), 2, "{xml}");
+    assert!(!xml.contains("<Delimiter>"), "{xml}");
+    for query in [
+        "allow-unordered=true&delimiter=/",
+        "list-type=2&allow-unordered=true&delimiter=/",
+    ] {
+        let (st, xml) = list(query);
+        assert_eq!(st, 400, "{query}");
+        assert!(xml.contains("<Code>InvalidArgument</Code>"), "{xml}");
+    }
+    assert_eq!(list("allow-unordered=true").0, 200);
+    let (_, xml) = list("encoding-type=url&prefix=%0A");
+    assert!(xml.contains("<Prefix>\n</Prefix>"), "v1: {xml}");
+    let (_, xml) = list("list-type=2&encoding-type=url&prefix=%0A");
+    assert!(xml.contains("<Prefix>%0A</Prefix>"), "v2: {xml}");
+    s.server.shutdown().unwrap();
+}
