@@ -77,7 +77,12 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErro
         let uri = req.uri().clone();
         let sends_body = sends_body(req.headers());
         Box::pin(async move {
-            let mut resp = service.call(req).await?;
+            let mut resp = match crate::unframed::state_length(&mut req).await {
+                Ok(()) => service.call(req).await?,
+                Err(e) => e
+                    .to_http_response()
+                    .map_err(|e| HttpError::new(Box::new(e)))?,
+            };
             let id = request_id();
             let failed = resp.status().as_u16() >= 400;
             if failed {

@@ -29,6 +29,7 @@ mod mapped;
 mod server;
 mod service;
 mod tls;
+mod unframed;
 mod write_gate;
 
 pub use auth::{AuthConfig, ACCESS_KEY_ENV, SECRET_KEY_ENV};

@@ -205,6 +205,22 @@ def aws_chunked_put():
     expect_code("404", lambda: s3.head_object(Bucket=B, Key="forged.bin"))
 
 
+def unframed_put():
+    """Transfer-Encoding: chunked and no Content-Length (curl reading a
+    pipe), SigV4-signed over the payload's hash and over UNSIGNED-PAYLOAD."""
+    body = os.urandom(300 << 10)
+    for key, sha in (("te-signed", hashlib.sha256(body).hexdigest()), ("te-unsigned", "UNSIGNED-PAYLOAD")):
+        url = f"{endpoint}/{B}/{key}"
+        req = AWSRequest(method="PUT", url=url)
+        req.headers["x-amz-content-sha256"] = sha
+        SigV4Auth(botocore.credentials.Credentials(access, secret), "s3", "us-east-1").add_auth(req)
+        # An iterable body without a length goes out chunked.
+        r = urllib.request.Request(url, data=iter([body[:1000], body[1000:]]), method="PUT",
+                                   headers=dict(req.headers))
+        assert urllib.request.urlopen(r).status == 200
+        assert s3.get_object(Bucket=B, Key=key)["Body"].read() == body, key
+
+
 def presigned_get():
     url = s3.generate_presigned_url("get_object", Params={"Bucket": B, "Key": "dir/a.txt"}, ExpiresIn=60)
     assert urllib.request.urlopen(url).read() == b"hello boto3\n" * 100
@@ -227,7 +243,8 @@ for name, fn in [
     ("listing", listing), ("copy_and_delete", copy_and_delete),
     ("multipart_100mib", multipart_100mib), ("upload_part_copy", upload_part_copy_and_listings),
     ("malformed_complete_xml", malformed_complete_xml), ("bad_digest", bad_digest),
-    ("presigned_get", presigned_get), ("aws_chunked_put", aws_chunked_put), ("wrong_credentials", wrong_credentials),
+    ("presigned_get", presigned_get), ("aws_chunked_put", aws_chunked_put), ("unframed_put", unframed_put),
+    ("wrong_credentials", wrong_credentials),
     ("cleanup", cleanup),
 ]:
     check(name, fn)
