@@ -124,10 +124,10 @@ fn http_date(t: &Timestamp) -> Option<String> {
     String::from_utf8(date).ok()
 }
 
-/// The stored standard headers as response headers, each under `prefix`
-/// + its name; on GET, `overrides` (the `response-*` query parameters)
-/// take the place of stored values. A value that cannot be a header is
-/// left out.
+/// The stored standard headers as response headers, each named `prefix`
+/// followed by its own name; on GET, `overrides` (the `response-*` query
+/// parameters) take the place of stored values. A value that cannot be a
+/// header is left out.
 pub fn add_object_headers(
     h: &mut hyper::HeaderMap,
     stored: &ObjectHeaders,
