@@ -56,6 +56,8 @@ pub struct KernelCopiesBodies;
 pub struct WithErrorCode {
     pub service: S3Service,
     pub kernel_copies: bool,
+    /// The virtual-host domains (`sigv2_path` needs to tell the styles apart).
+    pub virtual_hosts: std::sync::Arc<[String]>,
 }
 
 impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErrorCode {
@@ -66,6 +68,7 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for WithErro
     fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
         let service = self.service.clone();
         let mut req = req.map(s3s::Body::from);
+        crate::sigv2_path::bucket_root(&mut req, &self.virtual_hosts);
         // Only GETs send bodies from files; others skip the allocation.
         if self.kernel_copies
             && req.method() == Method::GET

@@ -28,6 +28,7 @@ mod gather;
 mod mapped;
 mod server;
 mod service;
+mod sigv2_path;
 mod tls;
 mod unframed;
 mod write_gate;

@@ -66,6 +66,7 @@ impl HttpServer {
             service: WithErrorCode {
                 service: builder.build(),
                 kernel_copies: true,
+                virtual_hosts: virtual_hosts.into(),
             },
             tls: None,
         })

@@ -221,6 +221,21 @@ def unframed_put():
         assert s3.get_object(Bucket=B, Key=key)["Body"].read() == body, key
 
 
+def sigv2_bucket_calls():
+    """botocore's SigV2 (`s3`) signer signs a bucket as /BUCKET/ while it
+    sends PUT /BUCKET: bucket calls must verify as AWS verifies them."""
+    import boto3
+    from botocore.config import Config
+    v2 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=access,
+                      aws_secret_access_key=secret, region_name="us-east-1",
+                      config=Config(signature_version="s3", s3={"addressing_style": "path"}))
+    v2.create_bucket(Bucket=B + "-v2")
+    v2.put_object(Bucket=B + "-v2", Key="k", Body=b"v2")
+    assert [o["Key"] for o in v2.list_objects(Bucket=B + "-v2")["Contents"]] == ["k"]
+    v2.delete_object(Bucket=B + "-v2", Key="k")
+    v2.delete_bucket(Bucket=B + "-v2")
+
+
 def presigned_get():
     url = s3.generate_presigned_url("get_object", Params={"Bucket": B, "Key": "dir/a.txt"}, ExpiresIn=60)
     assert urllib.request.urlopen(url).read() == b"hello boto3\n" * 100
@@ -244,6 +259,7 @@ for name, fn in [
     ("multipart_100mib", multipart_100mib), ("upload_part_copy", upload_part_copy_and_listings),
     ("malformed_complete_xml", malformed_complete_xml), ("bad_digest", bad_digest),
     ("presigned_get", presigned_get), ("aws_chunked_put", aws_chunked_put), ("unframed_put", unframed_put),
+    ("sigv2_bucket_calls", sigv2_bucket_calls),
     ("wrong_credentials", wrong_credentials),
     ("cleanup", cleanup),
 ]:
