@@ -28,7 +28,7 @@
 
 use crate::{
     read_exact_body, ByteRange, DeleteCondition, ErrorCode, GetObject, ListPage, ListRequest,
-    ObjectInfo, PutBody, PutOptions, Result, S3Client, S3Error, WriteCondition,
+    ObjectHeaders, ObjectInfo, PutBody, PutOptions, Result, S3Client, S3Error, WriteCondition,
 };
 use md5::{Digest, Md5};
 use std::any::Any;
@@ -110,6 +110,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ),
     ("conditional_races", conditional_races),
     ("object_tagging", object_tagging),
+    ("standard_headers", standard_headers),
     (
         "error_messages_reach_the_caller",
         error_messages_reach_the_caller,
@@ -480,6 +481,8 @@ fn bucket_name_rules(c: &dyn S3Client, _b: &str) {
         "-ab",
         "ab-",
         "a..b",
+        "foo.-bar",
+        "foo-.bar",
         "192.168.1.1",
         "xn--ab",
         "a/b",
@@ -2197,6 +2200,53 @@ fn object_tagging(c: &dyn S3Client, b: &str) {
         ErrorCode::NoSuchKey,
         "GET tagging of a missing key",
     );
+}
+
+/// Cache-Control, Content-Disposition, Content-Encoding, Content-Language
+/// and Expires are stored with the object and returned by GET and HEAD, as
+/// written (PUT, multipart upload); a copy keeps them, a copy with options
+/// (REPLACE) takes the new ones, an overwrite without them drops them.
+fn standard_headers(c: &dyn S3Client, b: &str) {
+    let headers = ObjectHeaders {
+        cache_control: Some("public, max-age=14400".into()),
+        content_disposition: Some("attachment; filename=\"report 1.txt\"".into()),
+        content_encoding: Some("gzip".into()),
+        content_language: Some("de-CH".into()),
+        expires: Some("Wed, 21 Oct 2026 07:28:00 GMT".into()),
+    };
+    let o = PutOptions {
+        headers: headers.clone(),
+        ..opts("text/plain", &[("m", "1")])
+    };
+    ok(c.put_object(b, "h", PutBody::Bytes(b"zipped"), &o), "PUT");
+    assert_eq!(
+        assert_content(c, b, "h", b"zipped").headers,
+        headers,
+        "HEAD"
+    );
+    let copied = ok(c.copy_object(b, "h", b, "copy", None), "copy");
+    assert_eq!(copied.headers, headers, "copy's ObjectInfo");
+    assert_eq!(assert_stored(c, b, "copy", b"zipped", &o).headers, headers);
+    let new = PutOptions {
+        headers: ObjectHeaders {
+            cache_control: Some("no-store".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let replaced = ok(c.copy_object(b, "h", b, "new", Some(&new)), "copy REPLACE");
+    assert_eq!(replaced.headers, new.headers, "copy REPLACE's ObjectInfo");
+    assert_eq!(assert_content(c, b, "new", b"zipped").headers, new.headers);
+    let (id, parts, content) = upload_two_parts(c, b, "mp", &o);
+    let done = ok(
+        c.complete_multipart_upload(b, "mp", &id, &parts),
+        "complete",
+    );
+    assert_eq!(done.headers, headers, "complete's ObjectInfo");
+    assert_eq!(assert_stored(c, b, "mp", &content, &o).headers, headers);
+    put(c, b, "h", b"plain");
+    let head = assert_content(c, b, "h", b"plain");
+    assert_eq!(head.headers, ObjectHeaders::default(), "after an overwrite");
 }
 
 /// The engine's message, not just the code, reaches the caller: for GET

@@ -15,8 +15,8 @@ pub use embedded::EmbeddedClient;
 #[cfg(feature = "http")]
 pub use http::{HttpClient, HttpClientConfig};
 pub use s3hpc_store::{
-    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
-    PutBody, PutOptions, Result, S3Error, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectHeaders,
+    ObjectInfo, PartInfo, PutBody, PutOptions, Result, S3Error, UploadInfo, WriteCondition,
 };
 
 /// Object tags, key to value.

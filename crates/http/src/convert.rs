@@ -1,6 +1,6 @@
 //! Translations between the engine's types and s3s's wire types.
 
-use s3hpc_store::{ByteRange, ObjectInfo, PutOptions, WriteCondition};
+use s3hpc_store::{ByteRange, ObjectHeaders, ObjectInfo, PutOptions, WriteCondition};
 use s3s::dto::{self, ETag, ETagCondition, Timestamp};
 use s3s::{S3ErrorCode, S3Result};
 use std::collections::BTreeMap;
@@ -109,6 +109,79 @@ pub fn put_options(content_type: Option<String>, metadata: Option<dto::Metadata>
     }
 }
 
+/// The standard headers of a write (PutObject, CreateMultipartUpload,
+/// CopyObject with new metadata), each an `Option` field of the s3s input
+/// of the same name. `aws-chunked` is framing, not the object's encoding:
+/// it is dropped from Content-Encoding, as S3 does.
+macro_rules! object_headers {
+    ($i:expr) => {
+        $crate::convert::headers_of(
+            $i.cache_control.clone(),
+            $i.content_disposition.clone(),
+            $i.content_encoding.clone(),
+            $i.content_language.clone(),
+            $i.expires.clone(),
+        )
+    };
+}
+pub(crate) use object_headers;
+
+pub fn headers_of(
+    cache_control: Option<String>,
+    content_disposition: Option<String>,
+    content_encoding: Option<String>,
+    content_language: Option<String>,
+    expires: Option<Timestamp>,
+) -> ObjectHeaders {
+    let content_encoding = content_encoding
+        .map(|e| {
+            e.split(',')
+                .map(str::trim)
+                .filter(|e| !e.eq_ignore_ascii_case("aws-chunked") && !e.is_empty())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .filter(|e| !e.is_empty());
+    ObjectHeaders {
+        cache_control,
+        content_disposition,
+        content_encoding,
+        content_language,
+        expires: expires.and_then(|t| http_date(&t)),
+    }
+}
+
+fn http_date(t: &Timestamp) -> Option<String> {
+    let mut date = Vec::new();
+    t.format(dto::TimestampFormat::HttpDate, &mut date).ok()?;
+    String::from_utf8(date).ok()
+}
+
+/// The stored standard headers as response headers, each named `prefix`
+/// followed by its own name; on GET, `overrides` (the `response-*` query
+/// parameters) take the place of stored values. A value that cannot be a
+/// header is left out.
+pub fn add_object_headers(
+    h: &mut hyper::HeaderMap,
+    stored: &ObjectHeaders,
+    overrides: &ObjectHeaders,
+    prefix: &str,
+) {
+    use hyper::header::{HeaderName, HeaderValue};
+    let given: Vec<_> = overrides.iter().collect();
+    let stored = stored
+        .iter()
+        .filter(|(n, _)| !given.iter().any(|(g, _)| g == n));
+    for (name, value) in given.iter().copied().chain(stored) {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::try_from(format!("{prefix}{name}")),
+            HeaderValue::from_str(value),
+        ) {
+            h.insert(n, v);
+        }
+    }
+}
+
 /// `x-amz-tagging`: tags as a URL query string (`k1=v1&k2=v2`).
 pub fn tagging_header(s: Option<&str>) -> S3Result<BTreeMap<String, String>> {
     let mut tags = BTreeMap::new();
@@ -202,9 +275,10 @@ pub fn write_condition_headers(h: &hyper::HeaderMap) -> S3Result<WriteCondition>
 
 /// What the client of a CopyObject or CompleteMultipartUpload would
 /// otherwise HEAD for (a stat and a getxattr here): the written object's
-/// size, content type, time, metadata and tag count, as headers beside the
-/// XML answer (`x-s3hpc-object-size` and `x-s3hpc-content-type`, the rest
-/// named as on a HEAD). `HttpClient` reads them; other clients ignore
+/// size, content type, time, metadata, standard headers and tag count, as
+/// headers beside the XML answer (`x-s3hpc-object-size`,
+/// `x-s3hpc-content-type` and `x-s3hpc-` + a standard header's name, the
+/// rest named as on a HEAD). `HttpClient` reads them; other clients ignore
 /// them. Empty when a value cannot be a header, and the client then HEADs.
 pub fn written_headers(info: &ObjectInfo) -> hyper::HeaderMap {
     use hyper::header::{HeaderName, HeaderValue};
@@ -230,6 +304,10 @@ pub fn written_headers(info: &ObjectInfo) -> hyper::HeaderMap {
         .is_none_or(|t| add("x-s3hpc-content-type", t.as_bytes()));
     for (k, v) in &info.metadata {
         ok &= add(&format!("x-amz-meta-{k}"), v.as_bytes());
+    }
+    // Prefixed: a Content-Encoding on the answer would describe its XML.
+    for (k, v) in info.headers.iter() {
+        ok &= add(&format!("x-s3hpc-{k}"), v.as_bytes());
     }
     if info.tag_count > 0 {
         ok &= add("x-amz-tagging-count", info.tag_count.to_string().as_bytes());
@@ -290,9 +368,26 @@ pub fn check_preconditions(
         (None, None) => false,
     };
     if not_modified {
-        return Err(s3s::s3_error!(NotModified));
+        return Err(not_modified_answer(info));
     }
     Ok(())
+}
+
+/// 304 Not Modified with the validators a cache revalidates against: the
+/// ETag and Last-Modified of the object it already holds (RFC 9110 15.4.5).
+fn not_modified_answer(info: &ObjectInfo) -> s3s::S3Error {
+    use hyper::header::{HeaderValue, ETAG, LAST_MODIFIED};
+    let mut e = s3s::s3_error!(NotModified);
+    let mut h = hyper::HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_str(&quote(&info.etag)) {
+        h.insert(ETAG, v);
+    }
+    let date = http_date(&timestamp(info.last_modified));
+    if let Some(v) = date.and_then(|d| HeaderValue::from_str(&d).ok()) {
+        h.insert(LAST_MODIFIED, v);
+    }
+    e.set_headers(h);
+    e
 }
 
 #[cfg(test)]

@@ -56,6 +56,8 @@ pub struct KernelCopiesBodies;
 pub struct WithErrorCode {
     pub service: S3Service,
     pub kernel_copies: bool,
+    /// The virtual-host domains (`sigv2_path` needs to tell the styles apart).
+    pub virtual_hosts: std::sync::Arc<[String]>,
 }
 
 impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
@@ -65,6 +67,7 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
 
     fn call(&self, mut req: hyper::Request<s3s::Body>) -> Self::Future {
         let service = self.service.clone();
+        crate::sigv2_path::bucket_root(&mut req, &self.virtual_hosts);
         // Only GETs send bodies from files; others skip the allocation.
         if self.kernel_copies
             && req.method() == Method::GET
@@ -76,8 +79,14 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
         let uri = req.uri().clone();
         let sends_body = sends_body(req.headers());
         Box::pin(async move {
-            let mut resp = service.call(req).await?;
+            let mut resp = match crate::unframed::state_length(&mut req).await {
+                Ok(()) => service.call(req).await?,
+                Err(e) => e
+                    .to_http_response()
+                    .map_err(|e| HttpError::new(Box::new(e)))?,
+            };
             let id = request_id();
+            policy_condition_refusal(&mut resp);
             let failed = resp.status().as_u16() >= 400;
             if failed {
                 complete_error(&mut resp, uri.path(), &id);
@@ -99,6 +108,36 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
             Ok(resp)
         })
     }
+}
+
+/// A browser POST upload whose form breaks a condition of its policy (or
+/// names another bucket): S3 answers 403 AccessDenied, "Invalid according
+/// to Policy", where s3s answers InvalidPolicyDocument (400), which S3
+/// keeps for a policy it cannot read.
+fn policy_condition_refusal(resp: &mut HttpResponse) {
+    const CODE: &str = "<Code>InvalidPolicyDocument</Code><Message>";
+    const BROKEN: [&str; 2] = ["Policy condition ", "Bucket in form field "];
+    if resp.status() != hyper::StatusCode::BAD_REQUEST {
+        return;
+    }
+    let Some(text) = resp
+        .body()
+        .bytes()
+        .and_then(|b| String::from_utf8(b.to_vec()).ok())
+    else {
+        return;
+    };
+    let Some(at) = text.find(CODE) else { return };
+    let message = &text[at + CODE.len()..];
+    if !BROKEN.iter().any(|b| message.starts_with(b)) {
+        return;
+    }
+    let text = format!(
+        "{}<Code>AccessDenied</Code><Message>Invalid according to Policy: {message}",
+        &text[..at]
+    );
+    *resp.body_mut() = s3s::Body::from(text);
+    *resp.status_mut() = hyper::StatusCode::FORBIDDEN;
 }
 
 /// Whether a request announces a body (a length above 0, or chunks).
@@ -288,5 +327,31 @@ mod tests {
         let (out, _) = completed("<Error><Code>X</Code><Message></Message></Error>");
         assert_eq!(out.matches("<Message>").count(), 1, "{out}");
         assert!(!out.contains("<Message></Message>"), "{out}");
+    }
+
+    #[test]
+    fn broken_post_policy_conditions_are_access_denied() {
+        let refuse = |body: &str| {
+            let mut resp = HttpResponse::new(s3s::Body::from(body.to_string()));
+            *resp.status_mut() = hyper::StatusCode::BAD_REQUEST;
+            policy_condition_refusal(&mut resp);
+            complete_error(&mut resp, "/bkt", "0123456789ABCDEF");
+            let out = String::from_utf8(resp.body().bytes().unwrap().to_vec()).unwrap();
+            (resp.status().as_u16(), out, resp.headers().clone())
+        };
+        let (st, out, h) = refuse(
+            "<Error><Code>InvalidPolicyDocument</Code><Message>Policy condition 'eq' for \
+             field 'acl' failed</Message></Error>",
+        );
+        assert_eq!(st, 403);
+        assert!(out.starts_with("<Error><Code>AccessDenied</Code><Message>Invalid according to Policy: Policy condition 'eq'"), "{out}");
+        assert_eq!(h[ERROR_CODE_HEADER], "AccessDenied");
+        assert_eq!(h[CONTENT_LENGTH], out.len().to_string().as_str());
+        // A policy that cannot be read stays what it is.
+        let (st, out, _) = refuse(
+            "<Error><Code>InvalidPolicyDocument</Code><Message>failed to parse POST policy</Message></Error>",
+        );
+        assert_eq!(st, 400);
+        assert!(out.contains("<Code>InvalidPolicyDocument</Code>"), "{out}");
     }
 }

@@ -31,7 +31,9 @@ mod metrics;
 mod observe;
 mod server;
 mod service;
+mod sigv2_path;
 mod tls;
+mod unframed;
 mod write_gate;
 
 pub use access_log::{AccessLog, Record};

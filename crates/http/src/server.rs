@@ -91,6 +91,7 @@ impl HttpServer {
             service: WithErrorCode {
                 service: builder.build(),
                 kernel_copies: true,
+                virtual_hosts: virtual_hosts.into(),
             },
             tls: None,
             watch: Watch::default(),

@@ -3,31 +3,12 @@
 //! enforced both ways, trailer and header checksums verified before the
 //! object becomes visible, and returned with `x-amz-checksum-mode`.
 
-use s3hpc_http::{AuthConfig, HttpServer};
-use s3hpc_store::{ChecksumAlgorithm, Store, StoreConfig};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-/// Sends one request; returns the status, the header block and the body.
-fn request(addr: SocketAddr, head: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    write!(
-        s,
-        "{head}Host: localhost\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    s.write_all(body).unwrap();
-    let mut all = Vec::new();
-    s.read_to_end(&mut all).unwrap();
-    let split = all.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let headers = String::from_utf8_lossy(&all[..split]).to_lowercase();
-    let status = headers[9..12].parse().unwrap();
-    (status, headers, all[split + 4..].to_vec())
-}
+use common::request;
+use s3hpc_http::AuthConfig;
+use s3hpc_store::ChecksumAlgorithm;
+use std::net::SocketAddr;
 
 fn frame(data: &[u8], chunk: usize, signed: bool, trailer: &str) -> Vec<u8> {
     let ext = if signed {
@@ -61,19 +42,8 @@ fn put_chunked(
 
 #[test]
 fn anonymous_aws_chunked_bodies_are_decoded_and_checked() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path(), StoreConfig::default()).unwrap());
-    store.create_bucket("bkt").unwrap();
-    let server = HttpServer::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        store.clone(),
-        AuthConfig::Anonymous,
-        &[],
-    )
-    .unwrap()
-    .spawn()
-    .unwrap();
-    let addr = server.addr();
+    let s = common::serve(AuthConfig::Anonymous);
+    let (addr, store) = (s.server.addr(), &s.store);
     // Large enough to stream through the channel, and small (in memory).
     for size in [100_000usize, 3 << 20, 10] {
         let data: Vec<u8> = (0..size).map(|i| (i * 13 + i / 7) as u8).collect();
@@ -96,6 +66,7 @@ fn anonymous_aws_chunked_bodies_are_decoded_and_checked() {
                 b"",
             );
             assert_eq!(st, 200);
+            let h = h.to_lowercase();
             assert_eq!(got.len(), size, "stored with its framing?");
             assert!(got == data);
             assert!(
@@ -173,5 +144,5 @@ fn anonymous_aws_chunked_bodies_are_decoded_and_checked() {
             "ok-3145728-true"
         ]
     );
-    server.shutdown().unwrap();
+    s.server.shutdown().unwrap();
 }

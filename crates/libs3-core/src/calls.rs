@@ -246,6 +246,7 @@ pub(crate) fn written(size: u64, etag: String) -> ObjectInfo {
         metadata: Default::default(),
         checksum: None,
         tag_count: 0,
+        headers: Default::default(),
     }
 }
 

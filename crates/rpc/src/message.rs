@@ -21,10 +21,10 @@ use std::borrow::Cow;
 /// this module fails on such a change until it is bumped and updated).
 pub const VERSION: u32 = 3;
 
-/// The oldest client version a gateway still serves: version 3 only
-/// appended requests (a version 2 client never sends them) and changed
-/// no encoding.
-pub const MIN_VERSION: u32 = 2;
+/// The oldest client version a gateway still serves: version 3 appended
+/// the standard headers to `PutOptions` and `ObjectInfo`, which changes
+/// their encoding, so a version 2 client is refused at its handshake.
+pub const MIN_VERSION: u32 = 3;
 
 /// Most parts one completion may name, as in S3.
 pub const MAX_PARTS: usize = 10_000;
@@ -368,6 +368,7 @@ impl From<WireError<'_>> for S3Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use s3hpc_client::ObjectHeaders;
     use std::collections::BTreeMap;
     use std::time::{Duration, UNIX_EPOCH};
 
@@ -406,6 +407,10 @@ mod tests {
             content_md5: None,
             tags: BTreeMap::from([("t".to_string(), "u".to_string())]),
             condition: WriteCondition::IfMatch("e".into()),
+            headers: ObjectHeaders {
+                cache_control: Some("c".into()),
+                ..Default::default()
+            },
         };
         let put = Request::PutObject {
             bucket: "bk".into(),
@@ -417,7 +422,7 @@ mod tests {
             postcard::to_allocvec(&put).unwrap(),
             [
                 4, 2, b'b', b'k', 3, b'a', b'/', b'b', 1, 0xac, 2, 1, 1, b't', 1, 1, b'm', 1, b'v',
-                0, 0, 1, 1, b't', 1, b'u', 2, 1, b'e'
+                0, 0, 1, 1, b't', 1, b'u', 2, 1, b'e', 1, 1, b'c', 0, 0, 0, 0
             ]
         );
         let info = Response::Info(ObjectInfo {
@@ -429,10 +434,11 @@ mod tests {
             metadata: BTreeMap::new(),
             checksum: None,
             tag_count: 3,
+            headers: ObjectHeaders::default(),
         });
         assert_eq!(
             postcard::to_allocvec(&info).unwrap(),
-            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3]
+            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3, 0, 0, 0, 0, 0]
         );
         assert_eq!(VERSION, 3, "update the golden bytes with the version");
     }

@@ -40,6 +40,8 @@ pub(crate) struct StoredMeta {
     /// A multipart object's part boundaries (and part checksums), kept at
     /// completion for GET/HEAD with `partNumber` and GetObjectAttributes.
     pub parts: Option<crate::parts::PartsRecord>,
+    /// Standard headers (Cache-Control, ...), one record each when set.
+    pub headers: crate::ObjectHeaders,
 }
 
 /// S3's limits on object tags.
@@ -82,6 +84,20 @@ const TAG_TAG_KEY: u8 = 2;
 const TAG_TAG_VALUE: u8 = 3;
 /// A multipart object's parts (`parts::PartsRecord`).
 const TAG_PARTS: u8 = 4;
+/// The standard headers, one record each (the value as sent).
+const HEADER_TAGS: [(u8, &str); 5] = [
+    (5, "cache-control"),
+    (6, "content-disposition"),
+    (7, "content-encoding"),
+    (8, "content-language"),
+    (9, "expires"),
+];
+/// The five standard headers together, in bytes: with S3's 2 KiB of user
+/// metadata, 10 tags and the content type the attribute stays within
+/// [`ATTR_MAX`].
+pub const MAX_STANDARD_HEADERS: usize = 2048;
+/// The largest attribute this engine writes, and its read buffer.
+const ATTR_MAX: usize = 16 << 10;
 
 impl StoredMeta {
     pub fn from_put(opts: &PutOptions, etag: Option<String>) -> Result<StoredMeta> {
@@ -99,6 +115,14 @@ impl StoredMeta {
             ));
         }
         validate_tags(&opts.tags)?;
+        let headers: usize = opts.headers.iter().map(|(_, v)| v.len()).sum();
+        if headers > MAX_STANDARD_HEADERS {
+            return Err(s3err!(
+                InvalidArgument,
+                "Cache-Control, Content-Disposition, Content-Encoding, Content-Language and \
+                 Expires are {headers} bytes together; at most {MAX_STANDARD_HEADERS} are stored"
+            ));
+        }
         Ok(StoredMeta {
             etag,
             content_type: opts.content_type.clone(),
@@ -106,6 +130,7 @@ impl StoredMeta {
             checksum: None,
             tags: opts.tags.clone(),
             parts: None,
+            headers: opts.headers.clone(),
         })
     }
 
@@ -116,6 +141,7 @@ impl StoredMeta {
             && self.checksum.is_none()
             && self.tags.is_empty()
             && self.parts.is_none()
+            && self.headers.is_empty()
     }
 
     /// Length-prefixed fields: version, etag, content type, then pairs.
@@ -143,6 +169,12 @@ impl StoredMeta {
             out.push(TAG_PARTS);
             put_str(&mut out, &p.encode());
         }
+        for (name, v) in self.headers.iter() {
+            if let Some((tag, _)) = HEADER_TAGS.iter().find(|(_, n)| *n == name) {
+                out.push(*tag);
+                put_str(&mut out, v);
+            }
+        }
         out
     }
 
@@ -169,6 +201,7 @@ impl StoredMeta {
         let mut checksum = None;
         let mut parts = None;
         let mut tags = BTreeMap::new();
+        let mut headers = crate::ObjectHeaders::default();
         let mut tag_key = None;
         while r.pos < buf.len() {
             let tag = r.take(1)?[0];
@@ -181,6 +214,10 @@ impl StoredMeta {
                 tags.insert(tag_key.take()?, value);
             } else if tag == TAG_PARTS {
                 parts = crate::parts::PartsRecord::decode(&value);
+            } else if let Some((_, name)) = HEADER_TAGS.iter().find(|(t, _)| *t == tag) {
+                if let Some(field) = headers.field_mut(name) {
+                    *field = Some(value);
+                }
             }
         }
         Some(StoredMeta {
@@ -190,6 +227,7 @@ impl StoredMeta {
             checksum,
             tags,
             parts,
+            headers,
         })
     }
 
@@ -208,7 +246,7 @@ impl StoredMeta {
         }
         let name = CString::new(name).ok()?;
         let attr = CString::new(XATTR_NAME).ok()?;
-        let mut buf = [0u8; 8192];
+        let mut buf = [0u8; ATTR_MAX];
         #[repr(C)]
         struct XattrArgs {
             value: u64,
@@ -256,7 +294,7 @@ impl StoredMeta {
     /// system the file can be gone under the fd (ESTALE after another
     /// node replaced it), and defaults would answer a made-up ETag.
     pub fn read_from(fd: impl AsFd) -> std::io::Result<StoredMeta> {
-        let mut buf = [0u8; 8192];
+        let mut buf = [0u8; ATTR_MAX];
         match fgetxattr(fd, XATTR_NAME, &mut buf[..]) {
             Ok(n) => Ok(StoredMeta::decode(&buf[..n])),
             Err(rustix::io::Errno::NODATA) => Ok(StoredMeta::default()),
@@ -373,6 +411,7 @@ pub(crate) fn object_info(key: &str, st: &Stat, stored: Option<StoredMeta>) -> O
         metadata: stored.metadata,
         checksum: stored.checksum,
         tag_count: stored.tags.len() as u16,
+        headers: stored.headers,
     }
 }
 
@@ -401,6 +440,13 @@ mod tests {
         assert_eq!(StoredMeta::decode(&m.encode()), m);
         m.tags.insert("project".into(), "x".into());
         m.tags.insert("owner".into(), "".into());
+        assert_eq!(StoredMeta::decode(&m.encode()), m);
+        m.headers.cache_control = Some("public, max-age=14400".into());
+        m.headers.expires = Some("Wed, 21 Oct 2026 07:28:00 GMT".into());
+        assert_eq!(StoredMeta::decode(&m.encode()), m);
+        m.headers.content_disposition = Some("attachment; filename=\"a b\"".into());
+        m.headers.content_encoding = Some("gzip".into());
+        m.headers.content_language = Some("de".into());
         assert_eq!(StoredMeta::decode(&m.encode()), m);
         let empty = StoredMeta::default();
         assert_eq!(StoredMeta::decode(&empty.encode()), empty);

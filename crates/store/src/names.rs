@@ -54,6 +54,11 @@ pub fn validate_bucket_name(name: &str) -> Result<()> {
     if name.contains("..") {
         return bad("it contains two adjacent periods");
     }
+    // Each dot-separated label must be a DNS label, which starts and ends
+    // with a letter or digit (virtual-host addressing needs it).
+    if name.contains(".-") || name.contains("-.") {
+        return bad("a period is next to a hyphen");
+    }
     if name.split('.').count() == 4 && name.split('.').all(|p| p.parse::<u8>().is_ok()) {
         return bad("it is formatted as an IP address");
     }
@@ -226,6 +231,8 @@ mod tests {
             "-ab",
             "ab-",
             "a..b",
+            "foo.-bar",
+            "foo-.bar",
             "192.168.1.1",
             "xn--abc",
             "abc-s3alias",

@@ -613,6 +613,7 @@ impl Store {
                 etag: None,
                 content_type: src.content_type.clone(),
                 metadata: src.metadata.clone(),
+                headers: src.headers.clone(),
                 // Tags come along as S3's default tagging directive (COPY) says.
                 tags: if src.tag_count > 0 {
                     StoredMeta::read_from(&file)

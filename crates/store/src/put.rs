@@ -767,13 +767,17 @@ impl Store {
             Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
                 // Without xattrs an MD5 ETag is merely lost (the fast one stands
                 // in); content type and user metadata cannot be dropped silently.
-                if stored.content_type.is_none() && stored.metadata.is_empty() {
+                if stored.content_type.is_none()
+                    && stored.metadata.is_empty()
+                    && stored.headers.is_empty()
+                {
                     return Ok(());
                 }
                 return Err(s3err!(
                     NotImplemented,
                     "{what}: the data file system does not support user extended attributes, \
-                     so content type and metadata cannot be stored; mount it with xattr support"
+                     so content type, metadata and standard headers cannot be stored; mount it \
+                     with xattr support"
                 ));
             }
             Err(e) => return Err(S3Error::from_io(&e, what)),

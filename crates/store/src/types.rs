@@ -28,6 +28,54 @@ pub struct ObjectInfo {
     pub checksum: Option<crate::ObjectChecksum>,
     /// How many tags the object has (`x-amz-tagging-count`); 0 for none.
     pub tag_count: u16,
+    /// The standard headers stored with the object (protocol version 3).
+    pub headers: ObjectHeaders,
+}
+
+/// The standard HTTP headers S3 stores with an object and returns on GET
+/// and HEAD, as the writer sent them. They are metadata in S3's sense: a
+/// copy keeps them, a copy with new metadata (REPLACE) replaces them, a
+/// multipart upload takes them at its creation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ObjectHeaders {
+    pub cache_control: Option<String>,
+    pub content_disposition: Option<String>,
+    pub content_encoding: Option<String>,
+    pub content_language: Option<String>,
+    /// An HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`), as S3 returns it.
+    pub expires: Option<String>,
+}
+
+impl ObjectHeaders {
+    /// `(header name, value)` of each header that is set, in a fixed order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("cache-control", &self.cache_control),
+            ("content-disposition", &self.content_disposition),
+            ("content-encoding", &self.content_encoding),
+            ("content-language", &self.content_language),
+            ("expires", &self.expires),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v.as_deref()?)))
+    }
+
+    /// The field a header name (lower-case) is kept in, if it is one of them.
+    pub fn field_mut(&mut self, name: &str) -> Option<&mut Option<String>> {
+        match name {
+            "cache-control" => Some(&mut self.cache_control),
+            "content-disposition" => Some(&mut self.content_disposition),
+            "content-encoding" => Some(&mut self.content_encoding),
+            "content-language" => Some(&mut self.content_language),
+            "expires" => Some(&mut self.expires),
+            _ => None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.iter().next().is_none()
+    }
 }
 
 /// Options of a PUT beyond the body.
@@ -49,6 +97,8 @@ pub struct PutOptions {
     /// CompleteMultipartUpload take their condition as an argument, and
     /// CreateMultipartUpload refuses one (S3 checks at completion).
     pub condition: WriteCondition,
+    /// Standard headers to store and return on GET and HEAD (version 3).
+    pub headers: ObjectHeaders,
 }
 
 /// The precondition of a write (PutObject, CopyObject's destination,

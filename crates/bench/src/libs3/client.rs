@@ -373,6 +373,7 @@ impl S3Client for Libs3Client {
                 metadata: Default::default(),
                 checksum: None,
                 tag_count: 0,
+                headers: Default::default(),
             })
             .collect();
         // The v1 marker to continue from: libs3's nextMarker, else (S3

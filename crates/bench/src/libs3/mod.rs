@@ -270,6 +270,7 @@ fn info(key: &str, call: &mut Call, size: u64) -> ObjectInfo {
         metadata: p.metadata,
         checksum: None,
         tag_count: 0,
+        headers: Default::default(),
     }
 }
 

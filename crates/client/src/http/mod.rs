@@ -147,6 +147,9 @@ fn with_put_options<'a>(mut call: Call<'a>, opts: &'a PutOptions) -> Call<'a> {
     for (k, v) in &opts.metadata {
         call = call.header(format!("x-amz-meta-{k}"), v.clone());
     }
+    for (k, v) in opts.headers.iter() {
+        call = call.header(k, v.to_string());
+    }
     if let Some(c) = &opts.checksum {
         call = match &c.expected {
             Some(v) => call.header(c.algorithm.header_name(), v.clone()),
@@ -368,6 +371,7 @@ impl S3Client for HttpClient {
                     metadata: Default::default(),
                     checksum: None,
                     tag_count: 0,
+                    headers: Default::default(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;

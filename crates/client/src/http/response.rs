@@ -1,7 +1,7 @@
 //! Reading answers: S3 errors, object headers, timestamps.
 
 use super::xml;
-use s3hpc_store::{ErrorCode, ObjectInfo, Result, S3Error};
+use s3hpc_store::{ErrorCode, ObjectHeaders, ObjectInfo, Result, S3Error};
 use std::time::SystemTime;
 use ureq::http::{HeaderMap, Response, StatusCode};
 
@@ -72,7 +72,7 @@ fn quoted(etag: &str) -> String {
 pub fn object_info(key: &str, resp: &Response<ureq::Body>) -> Result<ObjectInfo> {
     let size = header(resp, "content-length").and_then(|v| v.parse().ok());
     let content_type = header(resp, "content-type");
-    info_from(key, etag(resp)?, size, content_type, resp.headers())
+    info_from(key, etag(resp)?, size, content_type, resp.headers(), "")
 }
 
 /// The object a CopyObject or CompleteMultipartUpload just wrote, from the
@@ -86,16 +86,33 @@ pub fn written_info(key: &str, etag: &str, headers: &HeaderMap) -> Result<Option
         return Ok(None);
     };
     let content_type = get(headers, "x-s3hpc-content-type");
-    info_from(key, quoted(etag), Some(size), content_type, headers).map(Some)
+    info_from(
+        key,
+        quoted(etag),
+        Some(size),
+        content_type,
+        headers,
+        "x-s3hpc-",
+    )
+    .map(Some)
 }
 
+/// `prefix`: what precedes the standard headers' names (Cache-Control, ...).
 fn info_from(
     key: &str,
     etag: String,
     size: Option<u64>,
     content_type: Option<&str>,
     headers: &HeaderMap,
+    prefix: &str,
 ) -> Result<ObjectInfo> {
+    let mut standard = ObjectHeaders::default();
+    for (k, v) in headers {
+        let name = k.as_str().strip_prefix(prefix);
+        if let Some(field) = name.and_then(|n| standard.field_mut(n)) {
+            *field = v.to_str().ok().map(str::to_string);
+        }
+    }
     let metadata = headers
         .iter()
         .filter_map(|(k, v)| {
@@ -114,6 +131,7 @@ fn info_from(
         tag_count: get(headers, "x-amz-tagging-count")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
+        headers: standard,
     })
 }
 

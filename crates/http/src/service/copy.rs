@@ -77,6 +77,7 @@ pub(super) async fn copy_object(
             (false, false) => None,
             (true, _) => {
                 let mut o = convert::put_options(i.content_type, i.metadata);
+                o.headers = convert::object_headers!(i);
                 o.tags = if replace_tags {
                     tags
                 } else {
@@ -89,6 +90,7 @@ pub(super) async fn copy_object(
                 Some(s3hpc_store::PutOptions {
                     content_type: src.content_type,
                     metadata: src.metadata,
+                    headers: src.headers,
                     tags,
                     ..Default::default()
                 })

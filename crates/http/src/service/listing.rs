@@ -15,8 +15,9 @@ fn max_keys(n: Option<i32>) -> S3Result<usize> {
     }
 }
 
-pub(super) fn object(info: s3hpc_store::ObjectInfo, encode: bool) -> Object {
+pub(super) fn object(info: s3hpc_store::ObjectInfo, encode: bool, owner: bool) -> Object {
     Object {
+        owner: owner.then(acl::owner),
         key: Some(if encode {
             s3hpc_store::url_encode(&info.key)
         } else {
@@ -39,7 +40,30 @@ struct Listed {
     last_name: Option<String>,
 }
 
-fn listed(page: s3hpc_store::ListPage, encoding: Option<&EncodingType>) -> S3Result<Listed> {
+/// The parameters every listing checks alike. AWS and Ceph refuse
+/// `allow-unordered` (a Ceph extension, which s3hpc serves in order) with
+/// a delimiter; an empty delimiter is no delimiter, and is not echoed.
+fn delimiter(uri: &hyper::Uri, d: Option<String>) -> S3Result<Option<String>> {
+    let d = d.filter(|d| !d.is_empty());
+    let unordered = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .any(|p| p.split('=').next() == Some("allow-unordered"));
+    if unordered && d.is_some() {
+        return Err(s3_error!(
+            InvalidArgument,
+            "allow-unordered cannot be used with a delimiter; drop one of them"
+        ));
+    }
+    Ok(d)
+}
+
+fn listed(
+    page: s3hpc_store::ListPage,
+    encoding: Option<&EncodingType>,
+    owner: bool,
+) -> S3Result<Listed> {
     let encode = match encoding.map(|e| e.as_str()) {
         None => false,
         Some(EncodingType::URL) => true,
@@ -69,7 +93,7 @@ fn listed(page: s3hpc_store::ListPage, encoding: Option<&EncodingType>) -> S3Res
         contents: page
             .objects
             .into_iter()
-            .map(|o| object(o, encode))
+            .map(|o| object(o, encode, owner))
             .collect(),
         prefixes: page
             .common_prefixes
@@ -93,11 +117,12 @@ pub(super) async fn list_objects(
     engine: &Engine,
     req: S3Request<ListObjectsInput>,
 ) -> S3Result<S3Response<ListObjectsOutput>> {
-    let i = req.input;
+    let mut i = req.input;
+    i.delimiter = delimiter(&req.uri, i.delimiter)?;
     let max = max_keys(i.max_keys)?;
     let request = ListRequest {
         prefix: i.prefix.clone().unwrap_or_default(),
-        delimiter: i.delimiter.clone().filter(|d| !d.is_empty()),
+        delimiter: i.delimiter.clone(),
         start_after: i.marker.clone().filter(|m| !m.is_empty()),
         continuation_token: None,
         max_keys: max,
@@ -108,11 +133,14 @@ pub(super) async fn list_objects(
         run(|| engine.store.list_objects(&i.bucket, &request))?
     };
     let truncated = page.is_truncated;
-    let l = listed(page, i.encoding_type.as_ref())?;
+    // v1 always names each key's owner.
+    let l = listed(page, i.encoding_type.as_ref(), true)?;
     let enc = i.encoding_type.as_ref();
     Ok(S3Response::new(ListObjectsOutput {
         name: Some(i.bucket),
-        prefix: Some(encode_opt(i.prefix, enc).unwrap_or_default()),
+        // v1 sends its Prefix as given, encoded or not: SDKs decode only
+        // Delimiter, Marker, NextMarker and the keys (botocore, as AWS).
+        prefix: Some(i.prefix.unwrap_or_default()),
         marker: Some(encode_opt(i.marker, enc).unwrap_or_default()),
         delimiter: encode_opt(i.delimiter, enc),
         max_keys: Some(max.min(1000) as i32),
@@ -129,11 +157,12 @@ pub(super) async fn list_objects_v2(
     engine: &Engine,
     req: S3Request<ListObjectsV2Input>,
 ) -> S3Result<S3Response<ListObjectsV2Output>> {
-    let i = req.input;
+    let mut i = req.input;
+    i.delimiter = delimiter(&req.uri, i.delimiter)?;
     let max = max_keys(i.max_keys)?;
     let request = ListRequest {
         prefix: i.prefix.clone().unwrap_or_default(),
-        delimiter: i.delimiter.clone().filter(|d| !d.is_empty()),
+        delimiter: i.delimiter.clone(),
         start_after: i.start_after.clone().filter(|m| !m.is_empty()),
         continuation_token: i.continuation_token.clone().filter(|t| !t.is_empty()),
         max_keys: max,
@@ -145,7 +174,7 @@ pub(super) async fn list_objects_v2(
     };
     let truncated = page.is_truncated;
     let next = page.next_token.clone().filter(|_| truncated);
-    let l = listed(page, i.encoding_type.as_ref())?;
+    let l = listed(page, i.encoding_type.as_ref(), i.fetch_owner == Some(true))?;
     let enc = i.encoding_type.as_ref();
     Ok(S3Response::new(ListObjectsV2Output {
         name: Some(i.bucket),
@@ -168,11 +197,12 @@ pub(super) async fn list_object_versions(
     engine: &Engine,
     req: S3Request<ListObjectVersionsInput>,
 ) -> S3Result<S3Response<ListObjectVersionsOutput>> {
-    let i = req.input;
+    let mut i = req.input;
+    i.delimiter = delimiter(&req.uri, i.delimiter)?;
     let max = max_keys(i.max_keys)?;
     let request = ListRequest {
         prefix: i.prefix.clone().unwrap_or_default(),
-        delimiter: i.delimiter.clone().filter(|d| !d.is_empty()),
+        delimiter: i.delimiter.clone(),
         start_after: i.key_marker.clone().filter(|m| !m.is_empty()),
         continuation_token: None,
         max_keys: max,
@@ -183,7 +213,7 @@ pub(super) async fn list_object_versions(
         run(|| engine.store.list_objects(&i.bucket, &request))?
     };
     let truncated = page.is_truncated;
-    let l = listed(page, i.encoding_type.as_ref())?;
+    let l = listed(page, i.encoding_type.as_ref(), false)?;
     let enc = i.encoding_type.as_ref();
     // Every object is its only version: id "null", the latest.
     let versions = l

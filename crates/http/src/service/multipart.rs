@@ -22,6 +22,7 @@ pub(super) async fn create_multipart_upload(
     let i = req.input;
     acl::check_object_canned(i.acl.as_ref())?;
     let mut opts = convert::put_options(i.content_type, i.metadata);
+    opts.headers = convert::object_headers!(i);
     if let Some(a) = &i.checksum_algorithm {
         let algorithm: s3hpc_store::ChecksumAlgorithm = a.as_str().parse().map_err(s3_error)?;
         let kind = match &i.checksum_type {

@@ -18,6 +18,7 @@ pub(super) async fn put_object(
     let i = req.input;
     acl::check_object_canned(i.acl.as_ref())?;
     let mut opts = convert::put_options(i.content_type, i.metadata);
+    opts.headers = convert::object_headers!(i);
     opts.content_md5 = content_md5(i.content_md5.as_deref())?;
     opts.checksum = checksum.clone();
     opts.tags = convert::tagging_header(i.tagging.as_deref())?;
@@ -97,8 +98,18 @@ pub(super) async fn get_object(
         _ if with_checksum => set_checksum!(out, info.checksum),
         _ => {}
     }
-    out.content_type = info.content_type;
-    Ok(S3Response::new(out))
+    // The response-* query parameters override what is stored.
+    let overrides = convert::headers_of(
+        i.response_cache_control,
+        i.response_content_disposition,
+        i.response_content_encoding,
+        i.response_content_language,
+        i.response_expires,
+    );
+    out.content_type = i.response_content_type.or(info.content_type);
+    let mut resp = S3Response::new(out);
+    convert::add_object_headers(&mut resp.headers, &info.headers, &overrides, "");
+    Ok(resp)
 }
 
 /// The `partNumber` of a GET or HEAD, if any; S3 refuses it with a Range.
@@ -153,6 +164,7 @@ pub(super) async fn head_object(
     }
     out.content_type = info.content_type;
     let mut resp = S3Response::new(out);
+    convert::add_object_headers(&mut resp.headers, &info.headers, &Default::default(), "");
     // HeadObjectOutput has no field for it; GET's header, as tools expect.
     if tag_count > 0 {
         resp.headers.insert(

@@ -205,6 +205,37 @@ def aws_chunked_put():
     expect_code("404", lambda: s3.head_object(Bucket=B, Key="forged.bin"))
 
 
+def unframed_put():
+    """Transfer-Encoding: chunked and no Content-Length (curl reading a
+    pipe), SigV4-signed over the payload's hash and over UNSIGNED-PAYLOAD."""
+    body = os.urandom(300 << 10)
+    for key, sha in (("te-signed", hashlib.sha256(body).hexdigest()), ("te-unsigned", "UNSIGNED-PAYLOAD")):
+        url = f"{endpoint}/{B}/{key}"
+        req = AWSRequest(method="PUT", url=url)
+        req.headers["x-amz-content-sha256"] = sha
+        SigV4Auth(botocore.credentials.Credentials(access, secret), "s3", "us-east-1").add_auth(req)
+        # An iterable body without a length goes out chunked.
+        r = urllib.request.Request(url, data=iter([body[:1000], body[1000:]]), method="PUT",
+                                   headers=dict(req.headers))
+        assert urllib.request.urlopen(r).status == 200
+        assert s3.get_object(Bucket=B, Key=key)["Body"].read() == body, key
+
+
+def sigv2_bucket_calls():
+    """botocore's SigV2 (`s3`) signer signs a bucket as /BUCKET/ while it
+    sends PUT /BUCKET: bucket calls must verify as AWS verifies them."""
+    import boto3
+    from botocore.config import Config
+    v2 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=access,
+                      aws_secret_access_key=secret, region_name="us-east-1",
+                      config=Config(signature_version="s3", s3={"addressing_style": "path"}))
+    v2.create_bucket(Bucket=B + "-v2")
+    v2.put_object(Bucket=B + "-v2", Key="k", Body=b"v2")
+    assert [o["Key"] for o in v2.list_objects(Bucket=B + "-v2")["Contents"]] == ["k"]
+    v2.delete_object(Bucket=B + "-v2", Key="k")
+    v2.delete_bucket(Bucket=B + "-v2")
+
+
 def presigned_get():
     url = s3.generate_presigned_url("get_object", Params={"Bucket": B, "Key": "dir/a.txt"}, ExpiresIn=60)
     assert urllib.request.urlopen(url).read() == b"hello boto3\n" * 100
@@ -227,7 +258,9 @@ for name, fn in [
     ("listing", listing), ("copy_and_delete", copy_and_delete),
     ("multipart_100mib", multipart_100mib), ("upload_part_copy", upload_part_copy_and_listings),
     ("malformed_complete_xml", malformed_complete_xml), ("bad_digest", bad_digest),
-    ("presigned_get", presigned_get), ("aws_chunked_put", aws_chunked_put), ("wrong_credentials", wrong_credentials),
+    ("presigned_get", presigned_get), ("aws_chunked_put", aws_chunked_put), ("unframed_put", unframed_put),
+    ("sigv2_bucket_calls", sigv2_bucket_calls),
+    ("wrong_credentials", wrong_credentials),
     ("cleanup", cleanup),
 ]:
     check(name, fn)

@@ -1,0 +1,89 @@
+//! Details of the HTTP answers that only the REST transport has: headers
+//! of conditional answers, listing XML, request framing, browser POSTs.
+
+mod common;
+
+use common::{header, request};
+use s3hpc_http::AuthConfig;
+
+/// A 304 carries the validators a cache revalidates against (ETag and
+/// Last-Modified), on GET and HEAD, for If-None-Match and If-Modified-Since.
+#[test]
+fn not_modified_carries_etag_and_last_modified() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    let (st, h, _) = request(addr, "PUT /bkt/k HTTP/1.1\r\n", b"bar");
+    assert_eq!(st, 200);
+    let etag = header(&h, "etag").unwrap().to_string();
+    let (_, h, _) = request(addr, "HEAD /bkt/k HTTP/1.1\r\n", b"");
+    let modified = header(&h, "last-modified").unwrap().to_string();
+    for method in ["GET", "HEAD"] {
+        for cond in [
+            format!("If-None-Match: {etag}"),
+            format!("If-Modified-Since: {modified}"),
+        ] {
+            let (st, h, body) = request(
+                addr,
+                &format!("{method} /bkt/k HTTP/1.1\r\n{cond}\r\n"),
+                b"",
+            );
+            assert_eq!(st, 304, "{method} {cond}");
+            assert_eq!(
+                header(&h, "etag"),
+                Some(etag.as_str()),
+                "{method} {cond}: {h}"
+            );
+            assert_eq!(
+                header(&h, "last-modified"),
+                Some(modified.as_str()),
+                "{method} {cond}"
+            );
+            assert!(body.is_empty(), "a 304 has no body");
+        }
+    }
+    s.server.shutdown().unwrap();
+}
+
+/// Listing XML as SDKs read it: each key's Owner in v1 and in v2 with
+/// fetch-owner; an empty delimiter is no delimiter and is not echoed;
+/// allow-unordered with a delimiter is refused; with encoding-type=url, v2
+/// encodes its Prefix (control characters too) and v1 sends it as given.
+#[test]
+fn listing_details() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    for key in ["a/b", "c"] {
+        assert_eq!(
+            request(addr, &format!("PUT /bkt/{key} HTTP/1.1\r\n"), b"x").0,
+            200
+        );
+    }
+    let list = |query: &str| {
+        let (st, _, body) = request(addr, &format!("GET /bkt?{query} HTTP/1.1\r\n"), b"");
+        (st, String::from_utf8(body).unwrap())
+    };
+    let owners = |xml: &str| xml.matches("<Owner>").count();
+    let (st, xml) = list("delimiter=");
+    assert_eq!((st, owners(&xml)), (200, 2), "{xml}");
+    assert!(!xml.contains("<Delimiter>"), "{xml}");
+    assert!(xml.contains("<Key>a/b</Key>"), "{xml}");
+    let (_, xml) = list("list-type=2");
+    assert_eq!(owners(&xml), 0, "{xml}");
+    let (_, xml) = list("list-type=2&fetch-owner=true&delimiter=");
+    assert_eq!(owners(&xml), 2, "{xml}");
+    assert!(!xml.contains("<Delimiter>"), "{xml}");
+    for query in [
+        "allow-unordered=true&delimiter=/",
+        "list-type=2&allow-unordered=true&delimiter=/",
+    ] {
+        let (st, xml) = list(query);
+        assert_eq!(st, 400, "{query}");
+        assert!(xml.contains("<Code>InvalidArgument</Code>"), "{xml}");
+    }
+    assert_eq!(list("allow-unordered=true").0, 200);
+    let (_, xml) = list("encoding-type=url&prefix=%0A");
+    assert!(xml.contains("<Prefix>\n</Prefix>"), "v1: {xml}");
+    let (_, xml) = list("list-type=2&encoding-type=url&prefix=%0A");
+    assert!(xml.contains("<Prefix>%0A</Prefix>"), "v2: {xml}");
+    s.server.shutdown().unwrap();
+}
