@@ -47,6 +47,11 @@ const LIBS3_LIMITS: &[(&str, &str)] = &[
         "a ranged GET's properties give the response's length, not the object's size",
     ),
     (
+        "standard_headers",
+        "libs3's response properties carry no Cache-Control, Content-Disposition, \
+         Content-Encoding, Content-Language or Expires (its put properties no Content-Language)",
+    ),
+    (
         "invalid_range",
         "a range from byte 0 to the end is libs3's 'whole object' (0, 0), which an empty object satisfies",
     ),
