@@ -3,7 +3,7 @@
 use super::{run, Engine};
 use crate::acl;
 use crate::convert;
-use s3hpc_store::ListRequest;
+use s3hpc_store::{ListPage, ListRequest};
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 
@@ -113,6 +113,31 @@ fn encode_opt(s: Option<String>, encoding: Option<&EncodingType>) -> Option<Stri
     }
 }
 
+/// One page of the engine's listing, for any of the three listing calls:
+/// empty marker and token mean none, and `max-keys=0` reads nothing.
+fn page(
+    engine: &Engine,
+    bucket: &str,
+    prefix: Option<&String>,
+    delimiter: Option<&String>,
+    start_after: Option<&String>,
+    token: Option<&String>,
+    max_keys: usize,
+) -> S3Result<ListPage> {
+    if max_keys == 0 {
+        return Ok(ListPage::default());
+    }
+    let some = |s: Option<&String>| s.filter(|s| !s.is_empty()).cloned();
+    let request = ListRequest {
+        prefix: prefix.cloned().unwrap_or_default(),
+        delimiter: delimiter.cloned(),
+        start_after: some(start_after),
+        continuation_token: some(token),
+        max_keys,
+    };
+    run(|| engine.store.list_objects(bucket, &request))
+}
+
 pub(super) async fn list_objects(
     engine: &Engine,
     req: S3Request<ListObjectsInput>,
@@ -120,18 +145,15 @@ pub(super) async fn list_objects(
     let mut i = req.input;
     i.delimiter = delimiter(&req.uri, i.delimiter)?;
     let max = max_keys(i.max_keys)?;
-    let request = ListRequest {
-        prefix: i.prefix.clone().unwrap_or_default(),
-        delimiter: i.delimiter.clone(),
-        start_after: i.marker.clone().filter(|m| !m.is_empty()),
-        continuation_token: None,
-        max_keys: max,
-    };
-    let page = if max == 0 {
-        Default::default()
-    } else {
-        run(|| engine.store.list_objects(&i.bucket, &request))?
-    };
+    let page = page(
+        engine,
+        &i.bucket,
+        i.prefix.as_ref(),
+        i.delimiter.as_ref(),
+        i.marker.as_ref(),
+        None,
+        max,
+    )?;
     let truncated = page.is_truncated;
     // v1 always names each key's owner.
     let l = listed(page, i.encoding_type.as_ref(), true)?;
@@ -160,18 +182,15 @@ pub(super) async fn list_objects_v2(
     let mut i = req.input;
     i.delimiter = delimiter(&req.uri, i.delimiter)?;
     let max = max_keys(i.max_keys)?;
-    let request = ListRequest {
-        prefix: i.prefix.clone().unwrap_or_default(),
-        delimiter: i.delimiter.clone(),
-        start_after: i.start_after.clone().filter(|m| !m.is_empty()),
-        continuation_token: i.continuation_token.clone().filter(|t| !t.is_empty()),
-        max_keys: max,
-    };
-    let page = if max == 0 {
-        Default::default()
-    } else {
-        run(|| engine.store.list_objects(&i.bucket, &request))?
-    };
+    let page = page(
+        engine,
+        &i.bucket,
+        i.prefix.as_ref(),
+        i.delimiter.as_ref(),
+        i.start_after.as_ref(),
+        i.continuation_token.as_ref(),
+        max,
+    )?;
     let truncated = page.is_truncated;
     let next = page.next_token.clone().filter(|_| truncated);
     let l = listed(page, i.encoding_type.as_ref(), i.fetch_owner == Some(true))?;
@@ -200,18 +219,15 @@ pub(super) async fn list_object_versions(
     let mut i = req.input;
     i.delimiter = delimiter(&req.uri, i.delimiter)?;
     let max = max_keys(i.max_keys)?;
-    let request = ListRequest {
-        prefix: i.prefix.clone().unwrap_or_default(),
-        delimiter: i.delimiter.clone(),
-        start_after: i.key_marker.clone().filter(|m| !m.is_empty()),
-        continuation_token: None,
-        max_keys: max,
-    };
-    let page = if max == 0 {
-        Default::default()
-    } else {
-        run(|| engine.store.list_objects(&i.bucket, &request))?
-    };
+    let page = page(
+        engine,
+        &i.bucket,
+        i.prefix.as_ref(),
+        i.delimiter.as_ref(),
+        i.key_marker.as_ref(),
+        None,
+        max,
+    )?;
     let truncated = page.is_truncated;
     let l = listed(page, i.encoding_type.as_ref(), false)?;
     let enc = i.encoding_type.as_ref();
