@@ -5,8 +5,6 @@
 //! The trait is blocking: benchmark ranks are threads or MPI processes, and
 //! a synchronous call is also what the libs3 C ABI exposes.
 
-#[cfg(feature = "conformance")]
-pub mod conformance;
 mod embedded;
 #[cfg(feature = "http")]
 pub mod http;

@@ -4,7 +4,7 @@
 //! C strings, handlers and callbacks both ways, as a C program would.
 
 use s3hpc_bench::libs3::{Libs3Client, Libs3Target};
-use s3hpc_client::conformance::{run_all_except, Fixture};
+use s3hpc_conformance::{run_all_except, Fixture};
 use s3hpc_http::{AuthConfig, HttpServer};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Socket, TestGateway};
-use s3hpc_client::conformance::{run_all, Fixture};
+use s3hpc_conformance::{run_all, Fixture};
 use s3hpc_store::EtagPolicy;
 
 fn remote(socket: Socket, etag: EtagPolicy) -> Fixture {

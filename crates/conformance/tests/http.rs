@@ -3,8 +3,8 @@
 //! fresh data root for every check; over HTTPS too, with a self-signed
 //! certificate that the client trusts alone.
 
-use s3hpc_client::conformance::{run_all, Fixture};
 use s3hpc_client::{HttpClient, HttpClientConfig};
+use s3hpc_conformance::{run_all, Fixture};
 use s3hpc_http::{AuthConfig, HttpServer, TlsConfig};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
 use std::sync::Arc;

@@ -1,8 +1,8 @@
 //! The shared conformance suite against the embedded transport, under both
 //! ETag policies, each check over a fresh data root.
 
-use s3hpc_client::conformance::{run_all, Fixture};
 use s3hpc_client::EmbeddedClient;
+use s3hpc_conformance::{run_all, Fixture};
 use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
 use std::sync::Arc;
 
