@@ -909,3 +909,45 @@ fn keys_mapped_to_users_check_users_and_refuse_an_anonymous_tcp_gateway() {
     let e = refused("k s\n", &["--rpc-tcp-as", "4242:4242"]);
     assert!(e.contains("--rpc tcp:"), "{e}");
 }
+
+/// `explain --endpoint` works in a bucket of its own run and removes it:
+/// twice against the same server, and nothing of either run stays behind.
+#[test]
+fn explain_against_an_endpoint_leaves_nothing_behind() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("data");
+    let keys = t.path().join("keys");
+    std::fs::write(&keys, "explain-key explain-secret\n").unwrap();
+    let keys = keys.to_str().unwrap();
+    let server = serve(&data, &["--credentials", keys, "--http", "127.0.0.1:0"]);
+    let url = server
+        .banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("an http endpoint in the banner")
+        .trim_end_matches(',')
+        .to_string();
+    for run in 0..2 {
+        let out = Command::new(env!("CARGO_BIN_EXE_s3hpc"))
+            .args(["explain", "--endpoint", &url, "--layers", "ext1"])
+            .args([
+                "--access-key",
+                "explain-key",
+                "--secret-key",
+                "explain-secret",
+            ])
+            .args(["--sizes", "4096", "--repeat", "1", "--batch", "2"])
+            .arg("--dir")
+            .arg(t.path().join(format!("run{run}")))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "run {run}: {err}");
+        let left: Vec<_> = std::fs::read_dir(&data)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        assert!(left.is_empty(), "run {run} left buckets behind: {left:?}");
+    }
+}

@@ -11,6 +11,10 @@ use s3hpc_store::{Store, StoreConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The bucket (POSIX: the directory) every layer of s3hpc's own works in;
+/// an external endpoint gets a bucket of the run's own.
+pub const BUCKET: &str = "explain";
+
 /// How a layer's operations are carried out.
 pub enum Exec {
     /// Plain file-system calls on files under `root`.
@@ -18,8 +22,33 @@ pub enum Exec {
     /// S3 calls through a client (and whatever server keeps it company).
     S3 {
         client: Arc<dyn S3Client>,
+        /// The bucket the layer works in.
+        bucket: String,
+        /// Whether the run must remove the bucket: an endpoint keeps it.
+        owns_bucket: bool,
         _keep_alive: Option<KeepAlive>,
     },
+}
+
+impl Exec {
+    /// An S3 layer of s3hpc's own, over the run's temporary data root.
+    fn local(client: Arc<dyn S3Client>, keep_alive: Option<KeepAlive>) -> Exec {
+        Exec::S3 {
+            client,
+            bucket: BUCKET.to_string(),
+            owns_bucket: false,
+            _keep_alive: keep_alive,
+        }
+    }
+}
+
+/// Nanoseconds of the clock, in hex: with the pid, a bucket name no other
+/// run uses.
+fn unique() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("{:x}", t.as_nanos())
 }
 
 pub struct Layer {
@@ -136,10 +165,7 @@ pub fn open_all(
                 let h = b
                     .s3_client(&dir, cfg)?
                     .context("an S3 backend has a client")?;
-                let exec = Exec::S3 {
-                    client: h.client,
-                    _keep_alive: h.keep_alive,
-                };
+                let exec = Exec::local(h.client, h.keep_alive);
                 (exec, b.starts_server(cfg), *b != Backend::Libs3)
             }
         };
@@ -171,8 +197,12 @@ pub fn open_all(
             base: base_of(&layers, Some("http-chunked")),
             networked: true,
             counted: false,
+            // A bucket of this run's own: the endpoint may hold an
+            // `explain` bucket of someone else, or of an earlier run.
             exec: Exec::S3 {
                 client: Arc::new(client),
+                bucket: format!("{}-{}-{}", BUCKET, std::process::id(), unique()),
+                owns_bucket: true,
                 _keep_alive: None,
             },
         });
@@ -197,10 +227,7 @@ fn streaming_http(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Exec> {
         ..Default::default()
     })
     .map_err(anyhow::Error::msg)?;
-    Ok(Exec::S3 {
-        client: Arc::new(client),
-        _keep_alive: Some(keep_alive),
-    })
+    Ok(Exec::local(Arc::new(client), Some(keep_alive)))
 }
 
 /// s3hpc's HTTP server with no signature checks, and a client that signs
@@ -228,8 +255,5 @@ fn unsigned_http(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Exec> {
         ..Default::default()
     })
     .map_err(anyhow::Error::msg)?;
-    Ok(Exec::S3 {
-        client: Arc::new(client),
-        _keep_alive: Some(Box::new(server)),
-    })
+    Ok(Exec::local(Arc::new(client), Some(Box::new(server))))
 }

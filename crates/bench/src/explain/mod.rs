@@ -440,7 +440,7 @@ fn run_in(
         // and removed between batches (S3 deletes empty "folders").
         for dir in ["obj", "mpu"] {
             if let Exec::Posix { root } = &l.exec {
-                std::fs::create_dir_all(root.join(ops::BUCKET).join(dir))?;
+                std::fs::create_dir_all(root.join(layers::BUCKET).join(dir))?;
             }
             l.exec
                 .run(Op::PutNew, &format!("{dir}/keep"), b"", &mut Vec::new())?;
@@ -454,7 +454,14 @@ fn run_in(
         }
         anyhow::Ok(())
     })();
+    // Also after a failed repetition: an endpoint keeps what a run made.
+    let removed: anyhow::Result<()> = layers.iter().try_for_each(|l| {
+        l.exec
+            .teardown()
+            .with_context(|| format!("removing layer {}'s bucket", l.name))
+    });
     measured?;
+    removed?;
     let explained = Explained {
         layers: layers
             .iter()

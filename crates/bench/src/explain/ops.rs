@@ -3,14 +3,12 @@
 //! engine's counted wrappers (`s3hpc_store::fscalls`), so both sides are
 //! counted the same way.
 
-use super::layers::Exec;
+use super::layers::{Exec, BUCKET};
 use rustix::fs::{AtFlags, Mode, OFlags, CWD};
 use s3hpc_client::{read_exact_body, ByteRange, ListRequest, PutBody, PutOptions};
 use s3hpc_store::fscalls;
 use std::path::Path;
 
-/// The bucket (POSIX: the directory) every layer works in.
-pub const BUCKET: &str = "explain";
 /// Keys of the listing, under `list/`.
 pub const LIST_PREFIX: &str = "list/";
 
@@ -106,14 +104,14 @@ impl Exec {
                     std::fs::write(d.join(format!("{i:06}")), b"")?;
                 }
             }
-            Exec::S3 { client, .. } => {
+            Exec::S3 { client, bucket, .. } => {
                 client
-                    .create_bucket(BUCKET)
+                    .create_bucket(bucket)
                     .map_err(|e| io(e, "create bucket"))?;
                 for i in 0..list_keys {
                     let key = format!("{LIST_PREFIX}{i:06}");
                     client
-                        .put_object(BUCKET, &key, PutBody::Bytes(b""), &PutOptions::default())
+                        .put_object(bucket, &key, PutBody::Bytes(b""), &PutOptions::default())
                         .map_err(|e| io(e, "put a listing key"))?;
                 }
             }
@@ -126,16 +124,17 @@ impl Exec {
     pub fn run(&self, op: Op, key: &str, data: &[u8], buf: &mut Vec<u8>) -> anyhow::Result<()> {
         match self {
             Exec::Posix { root } => posix(root, op, key, data, buf),
-            Exec::S3 { client, .. } => {
+            Exec::S3 { client, bucket, .. } => {
                 let c = client.as_ref();
+                let b = bucket.as_str();
                 let none = PutOptions::default();
                 match op {
-                    Op::PutNew | Op::PutOverwrite => c
-                        .put_object(BUCKET, key, PutBody::Bytes(data), &none)
-                        .map(drop),
+                    Op::PutNew | Op::PutOverwrite => {
+                        c.put_object(b, key, PutBody::Bytes(data), &none).map(drop)
+                    }
                     Op::Get => {
                         buf.resize(data.len(), 0);
-                        c.get_object_into(BUCKET, key, buf).map(drop)
+                        c.get_object_into(b, key, buf).map(drop)
                     }
                     Op::GetRange => {
                         let (first, len) = range_of(data.len() as u64);
@@ -144,31 +143,30 @@ impl Exec {
                             last: Some(first + len - 1),
                         };
                         buf.resize(len as usize, 0);
-                        c.get_object(BUCKET, key, Some(range))
+                        c.get_object(b, key, Some(range))
                             .and_then(|mut g| read_exact_body(&mut g, buf))
                     }
-                    Op::Head => c.head_object(BUCKET, key).map(drop),
-                    Op::HeadMissing => match c.head_object(BUCKET, key) {
+                    Op::Head => c.head_object(b, key).map(drop),
+                    Op::HeadMissing => match c.head_object(b, key) {
                         Ok(_) => return Err(anyhow::anyhow!("{key} exists; expected a miss")),
                         Err(_) => Ok(()),
                     },
-                    Op::Delete => c.delete_object(BUCKET, key),
+                    Op::Delete => c.delete_object(b, key),
                     Op::List => {
                         let req = ListRequest {
                             prefix: LIST_PREFIX.into(),
                             ..Default::default()
                         };
-                        c.list_objects(BUCKET, &req).map(drop)
+                        c.list_objects(b, &req).map(drop)
                     }
                     Op::Multipart => (|| {
-                        let id = c.create_multipart_upload(BUCKET, key, &none)?;
+                        let id = c.create_multipart_upload(b, key, &none)?;
                         let mut parts = Vec::new();
                         for n in 1..=PARTS as u32 {
-                            let etag = c.upload_part(BUCKET, key, &id, n, PutBody::Bytes(data))?;
+                            let etag = c.upload_part(b, key, &id, n, PutBody::Bytes(data))?;
                             parts.push((n, etag));
                         }
-                        c.complete_multipart_upload(BUCKET, key, &id, &parts)
-                            .map(drop)
+                        c.complete_multipart_upload(b, key, &id, &parts).map(drop)
                     })(),
                 }
                 .map_err(|e| io(e, op.name()))
@@ -180,10 +178,42 @@ impl Exec {
     pub fn remove(&self, key: &str) -> anyhow::Result<()> {
         match self {
             Exec::Posix { root } => Ok(std::fs::remove_file(root.join(BUCKET).join(key))?),
-            Exec::S3 { client, .. } => client
-                .delete_object(BUCKET, key)
+            Exec::S3 { client, bucket, .. } => client
+                .delete_object(bucket, key)
                 .map_err(|e| io(e, "delete")),
         }
+    }
+
+    /// Empties and deletes the bucket of a layer that keeps its data after
+    /// the run (an external endpoint), so nothing of the run stays behind.
+    pub fn teardown(&self) -> anyhow::Result<()> {
+        let Exec::S3 {
+            client,
+            bucket,
+            owns_bucket: true,
+            ..
+        } = self
+        else {
+            return Ok(());
+        };
+        let mut req = ListRequest::default();
+        loop {
+            let page = client
+                .list_objects(bucket, &req)
+                .map_err(|e| io(e, "listing the bucket to remove it"))?;
+            for o in &page.objects {
+                client
+                    .delete_object(bucket, &o.key)
+                    .map_err(|e| io(e, "emptying the bucket"))?;
+            }
+            match page.next_token {
+                Some(t) if page.is_truncated => req.continuation_token = Some(t),
+                _ => break,
+            }
+        }
+        client
+            .delete_bucket(bucket)
+            .map_err(|e| io(e, &format!("deleting the bucket {bucket}")))
     }
 }
 
