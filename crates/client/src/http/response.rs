@@ -16,14 +16,16 @@ pub fn error_for(
     body: &str,
     is_object: bool,
 ) -> S3Error {
-    let wire = xml::text(body, "Code").or_else(|| {
+    let doc = xml::parse::<xml::ErrorDoc>(body, format_args!("{what}")).ok();
+    let (code, message) = doc.map_or((None, None), |d| (d.code, d.message));
+    let wire = code.or_else(|| {
         headers
             .get("x-amz-error-code")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
     });
     // A HEAD answer has no body: s3hpc sends the message in a header too.
-    let message = xml::text(body, "Message")
+    let message = message
         .or_else(|| {
             headers
                 .get("x-amz-error-message")
