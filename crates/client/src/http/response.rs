@@ -67,7 +67,12 @@ pub fn etag(resp: &Response<ureq::Body>) -> Result<String> {
 }
 
 fn quoted(etag: &str) -> String {
-    format!("\"{}\"", etag.trim_matches('"'))
+    let inner = etag.trim_matches('"');
+    let mut out = String::with_capacity(inner.len() + 2);
+    out.push('"');
+    out.push_str(inner);
+    out.push('"');
+    out
 }
 
 /// HEAD or GET headers as an `ObjectInfo` (size is Content-Length).
@@ -137,11 +142,16 @@ fn info_from(
     })
 }
 
-/// ISO 8601 (listings) or an HTTP date (Last-Modified).
+/// ISO 8601 (listings; starts with the year) or an HTTP date
+/// (Last-Modified; starts with the day's name). Each is parsed only as
+/// what it looks like: a failed parse builds an error, which cost a HEAD
+/// more than the parse.
 pub fn parse_time(s: &str) -> Result<SystemTime> {
-    let ts = s
-        .parse::<jiff::Timestamp>()
-        .or_else(|_| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(s));
+    let ts = if s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.parse::<jiff::Timestamp>()
+    } else {
+        jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(s)
+    };
     ts.map(SystemTime::from).map_err(|e| {
         S3Error::new(
             ErrorCode::InternalError,
