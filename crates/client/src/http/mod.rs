@@ -234,7 +234,7 @@ fn body_of(body: PutBody<'_>) -> Body<'_> {
 }
 
 /// A ListObjectsV2 answer (`encoding-type=url`) as the engine's page.
-pub fn list_page(doc: xml::ListBucket) -> Result<ListPage> {
+fn list_page(doc: xml::ListBucket) -> Result<ListPage> {
     let objects = doc
         .contents
         .into_iter()
