@@ -209,46 +209,17 @@ fn malformed(what: &str) -> Failure {
 /// `(part number, ETag)` of each `<Part>` in a CompleteMultipartUpload
 /// document, in document order.
 pub fn parse_completion(doc: &str) -> Result<Vec<(u32, String)>, Failure> {
-    use quick_xml::events::Event;
-    let mut reader = quick_xml::Reader::from_str(doc);
-    let mut parts = Vec::new();
-    let (mut number, mut etag) = (None, None);
-    let mut field: Option<Vec<u8>> = None;
-    loop {
-        match reader.read_event() {
-            Ok(Event::Start(e)) => field = Some(e.local_name().as_ref().to_vec()),
-            Ok(Event::Text(t)) => {
-                let text = t
-                    .xml10_content()
-                    .map_err(|e| malformed(&format!("completion document: {e}")))?;
-                match field.as_deref() {
-                    Some(b"PartNumber") => {
-                        number = Some(text.trim().parse::<u32>().map_err(|_| {
-                            malformed(&format!("part number {text:?} in the completion document"))
-                        })?)
-                    }
-                    Some(b"ETag") => etag = Some(text.trim().to_string()),
-                    _ => {}
-                }
-            }
-            Ok(Event::End(e)) => {
-                field = None;
-                if e.local_name().as_ref() == b"Part" {
-                    match (number.take(), etag.take()) {
-                        (Some(n), Some(t)) => parts.push((n, t)),
-                        _ => return Err(malformed("<Part> without PartNumber and ETag")),
-                    }
-                }
-            }
-            Ok(Event::Eof) => break,
-            Ok(_) => {}
-            Err(e) => return Err(malformed(&format!("completion document: {e}"))),
-        }
-    }
-    if parts.is_empty() {
+    use s3hpc_client::http::xml;
+    let doc: xml::CompleteMultipartUpload =
+        xml::read(doc).map_err(|e| malformed(&format!("completion document: {e}")))?;
+    if doc.parts.is_empty() {
         return Err(malformed("completion document: no <Part>"));
     }
-    Ok(parts)
+    Ok(doc
+        .parts
+        .into_iter()
+        .map(|p| (p.part_number, p.etag.trim().to_string()))
+        .collect())
 }
 
 pub unsafe fn abort<A: Abi>(

@@ -1,15 +1,14 @@
 //! Presigned URLs (`S3_generate_authenticated_query_string`): the
-//! query-string form of SigV2 for libs3 2.0, SigV4 (signed by rusty-s3,
-//! the signer the HTTP client uses) for 4.x. Only HTTP hosts have URLs;
+//! query-string form of SigV2 for libs3 2.0, SigV4 (signed by the HTTP
+//! client's signer, `s3hpc_client::http::sigv4`) for 4.x. Only HTTP hosts have URLs;
 //! the others answer not-supported.
 
 use super::{Failure, Target};
 use base64::Engine;
 use hmac::{KeyInit, Mac};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use rusty_s3::actions::{DeleteObject, GetObject, HeadObject, PutObject, S3Action};
-use rusty_s3::{Bucket, Credentials, UrlStyle};
-use std::time::Duration;
+use s3hpc_client::http::sigv4::{self, Signer};
+use url::Url;
 
 /// What S3 leaves unescaped in a key: unreserved characters and `/`.
 const KEY: &AsciiSet = &NON_ALPHANUMERIC
@@ -104,49 +103,110 @@ pub fn presigned_url_v4(
     method: &str,
 ) -> Result<String, Failure> {
     let (scheme, authority) = http_base(target)?;
-    let endpoint = format!("{scheme}://{authority}")
-        .parse()
+    let endpoint = Url::parse(&format!("{scheme}://{authority}"))
         .map_err(|e| Failure::BadHost(format!("{authority:?}: {e}")))?;
-    let style = if virtual_host {
-        UrlStyle::VirtualHost
-    } else {
-        UrlStyle::Path
-    };
-    let region = target.region.as_deref().unwrap_or("us-east-1").to_string();
-    let bucket = Bucket::new(endpoint, style, bucket.to_string(), region)
-        .map_err(|e| Failure::BadArgument(bucket_error(e)))?;
-    let creds = match &target.security_token {
-        Some(t) => Credentials::new_with_token(&target.access_key, &target.secret_key, t),
-        None => Credentials::new(&target.access_key, &target.secret_key),
-    };
-    let expires = u64::try_from(expires)
-        .unwrap_or(MAX_V4_EXPIRES)
-        .clamp(1, MAX_V4_EXPIRES);
-    let sub = subresource
-        .map(|s| s.trim_start_matches('?'))
-        .filter(|s| !s.is_empty());
-    let ttl = Duration::from_secs(expires);
-    let url = match method.to_ascii_uppercase().as_str() {
-        "" | "GET" => sign(GetObject::new(&bucket, Some(&creds), key), sub, ttl),
-        "HEAD" => sign(HeadObject::new(&bucket, Some(&creds), key), sub, ttl),
-        "PUT" => sign(PutObject::new(&bucket, Some(&creds), key), sub, ttl),
-        "DELETE" => sign(DeleteObject::new(&bucket, Some(&creds), key), sub, ttl),
+    let method = match method.to_ascii_uppercase().as_str() {
+        "" | "GET" => "GET",
+        "HEAD" => "HEAD",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
         _ => {
             return Err(Failure::BadArgument(
                 "httpMethod (GET, HEAD, PUT or DELETE)",
             ))
         }
     };
-    Ok(url)
-}
-
-fn bucket_error(_: rusty_s3::BucketError) -> &'static str {
-    "bucketName (not valid in a URL)"
-}
-
-fn sign<'a>(mut action: impl S3Action<'a>, sub: Option<&'a str>, ttl: Duration) -> String {
-    if let Some(s) = sub {
-        action.query_mut().insert(s, "");
+    // `Url` leaves out a scheme's default port, as clients do in `Host`.
+    let mut host = endpoint.host_str().unwrap_or_default().to_string();
+    let prefix = endpoint.path().trim_end_matches('/');
+    let key = sigv4::encode_path(key);
+    let path = if virtual_host {
+        host = format!("{bucket}.{host}");
+        if Url::parse(&format!("{scheme}://{host}/")).is_err() {
+            return Err(Failure::BadArgument(
+                "bucketName (not valid in a host name)",
+            ));
+        }
+        format!("{prefix}/{key}")
+    } else {
+        format!("{prefix}/{}/{key}", sigv4::encode_query(bucket))
+    };
+    if let Some(port) = endpoint.port() {
+        host = format!("{host}:{port}");
     }
-    action.sign(ttl).to_string()
+    // The caller's own parameters, signed with the signature's: the
+    // subresource, and a temporary credential's token (a URL cannot send
+    // it as a header).
+    let sub = subresource
+        .map(|s| s.trim_start_matches('?'))
+        .filter(|s| !s.is_empty());
+    let mut query: Vec<String> = sub
+        .map(|s| format!("{}=", sigv4::encode_query(s)))
+        .into_iter()
+        .chain(
+            target
+                .security_token
+                .as_deref()
+                .map(|t| format!("X-Amz-Security-Token={}", sigv4::encode_query(t))),
+        )
+        .collect();
+    query.sort_unstable();
+    let headers = [("host".to_string(), host.clone())];
+    let req = sigv4::Request {
+        method,
+        path: &path,
+        query: &query.join("&"),
+        headers: &headers,
+        payload_hash: sigv4::UNSIGNED_PAYLOAD,
+    };
+    let region = target.region.as_deref().unwrap_or("us-east-1");
+    let signer = Signer::new(
+        target.access_key.clone(),
+        target.secret_key.clone(),
+        region.to_string(),
+    );
+    let expires = u64::try_from(expires)
+        .unwrap_or(MAX_V4_EXPIRES)
+        .clamp(1, MAX_V4_EXPIRES);
+    let query = signer.presign(&req, expires);
+    Ok(format!("{scheme}://{host}{path}?{query}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(host: &str, token: Option<&str>) -> Target {
+        Target {
+            host: Some(host.into()),
+            access_key: "AK".into(),
+            secret_key: "SK".into(),
+            security_token: token.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn v4_urls_sign_what_they_carry() {
+        let t = target("127.0.0.1:9000", None);
+        let url = presigned_url_v4(&t, false, "b", "a b/c", -1, Some("?acl"), "put").unwrap();
+        assert!(
+            url.starts_with("http://127.0.0.1:9000/b/a%20b/c?X-Amz-Algorithm=AWS4-HMAC-SHA256"),
+            "{url}"
+        );
+        assert!(url.contains("&X-Amz-Expires=604800&"), "{url}");
+        assert!(url.contains("&acl=&X-Amz-Signature="), "{url}");
+        let t = target("https://s3.example.com:8443/pre/", Some("to/ken"));
+        let url = presigned_url_v4(&t, true, "b", "k", 60, None, "GET").unwrap();
+        assert!(
+            url.starts_with("https://b.s3.example.com:8443/pre/k?"),
+            "{url}"
+        );
+        assert!(url.contains("&X-Amz-Security-Token=to%2Fken&"), "{url}");
+        assert!(url.contains("X-Amz-SignedHeaders=host&"), "{url}");
+        assert!(presigned_url_v4(&t, true, "b b", "k", 60, None, "GET").is_err());
+        assert!(presigned_url_v4(&t, false, "b", "k", 60, None, "POST").is_err());
+        let t = target("unix:///tmp/s", None);
+        assert!(presigned_url_v4(&t, false, "b", "k", 60, None, "GET").is_err());
+    }
 }

@@ -10,8 +10,8 @@
 mod chunked;
 mod request;
 mod response;
-mod sigv4;
-mod xml;
+pub mod sigv4;
+pub mod xml;
 
 use crate::{GetObject, S3Client, Tags};
 pub use request::HttpClientConfig;
@@ -73,7 +73,10 @@ impl HttpClient {
         key: &str,
         (headers, doc): (ureq::http::HeaderMap, String),
     ) -> Result<ObjectInfo> {
-        let etag = xml::text(&doc, "ETag").unwrap_or_default();
+        // No ETag (or no document): the caller asks with HEAD.
+        let etag = xml::parse::<xml::Written>(&doc, format_args!("write {key}"))
+            .map(|w| w.etag)
+            .unwrap_or_default();
         match response::written_info(key, &etag, &headers)? {
             Some(info) if !etag.is_empty() => Ok(info),
             _ => self.head_object(bucket, key),
@@ -230,6 +233,37 @@ fn body_of(body: PutBody<'_>) -> Body<'_> {
     }
 }
 
+/// A ListObjectsV2 answer (`encoding-type=url`) as the engine's page.
+fn list_page(doc: xml::ListBucket) -> Result<ListPage> {
+    let objects = doc
+        .contents
+        .into_iter()
+        .map(|c| {
+            Ok(ObjectInfo {
+                key: xml::url_decode(&c.key),
+                size: c.size,
+                last_modified: parse_time(&c.last_modified)?,
+                etag: c.etag,
+                content_type: None,
+                metadata: Default::default(),
+                checksum: None,
+                tag_count: 0,
+                headers: Default::default(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ListPage {
+        objects,
+        common_prefixes: doc
+            .common_prefixes
+            .iter()
+            .map(|p| xml::url_decode(&p.prefix))
+            .collect(),
+        is_truncated: doc.is_truncated,
+        next_token: doc.next_continuation_token.filter(|_| doc.is_truncated),
+    })
+}
+
 impl S3Client for HttpClient {
     fn transport(&self) -> &'static str {
         "http"
@@ -249,12 +283,14 @@ impl S3Client for HttpClient {
 
     fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
         let doc = Call::new(&self.inner, Method::GET, None, None).send_for_xml(Body::Empty)?;
-        xml::blocks(&doc, "Bucket")
+        xml::parse::<xml::ListAllMyBuckets>(&doc, format_args!("GET /"))?
+            .buckets
+            .list
             .into_iter()
             .map(|b| {
                 Ok(BucketInfo {
-                    name: xml::text(b, "Name").unwrap_or_default(),
-                    created: parse_time(&xml::text(b, "CreationDate").unwrap_or_default())?,
+                    created: parse_time(&b.creation_date)?,
+                    name: b.name,
                 })
             })
             .collect()
@@ -356,36 +392,7 @@ impl S3Client for HttpClient {
             call = call.query("max-keys", req.max_keys.to_string());
         }
         let doc = call.send_for_xml(Body::Empty)?;
-        let decode = |s: Option<String>| xml::url_decode(&s.unwrap_or_default());
-        let objects = xml::blocks(&doc, "Contents")
-            .into_iter()
-            .map(|c| {
-                Ok(ObjectInfo {
-                    key: decode(xml::text(c, "Key")),
-                    size: xml::text(c, "Size")
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or(0),
-                    last_modified: parse_time(&xml::text(c, "LastModified").unwrap_or_default())?,
-                    etag: xml::text(c, "ETag").unwrap_or_default(),
-                    content_type: None,
-                    metadata: Default::default(),
-                    checksum: None,
-                    tag_count: 0,
-                    headers: Default::default(),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let common_prefixes = xml::blocks(&doc, "CommonPrefixes")
-            .into_iter()
-            .map(|p| decode(xml::text(p, "Prefix")))
-            .collect();
-        let is_truncated = xml::text(&doc, "IsTruncated").as_deref() == Some("true");
-        Ok(ListPage {
-            objects,
-            common_prefixes,
-            is_truncated,
-            next_token: xml::text(&doc, "NextContinuationToken").filter(|_| is_truncated),
-        })
+        list_page(xml::parse(&doc, format_args!("list {bucket}"))?)
     }
 
     fn copy_object_if(
@@ -417,27 +424,28 @@ impl S3Client for HttpClient {
             .call(Method::GET, bucket, Some(key))
             .query("tagging", "")
             .send_for_xml(Body::Empty)?;
-        Ok(xml::blocks(&doc, "Tag")
+        let tags: xml::Tagging = xml::parse(&doc, format_args!("tags of {bucket}/{key}"))?;
+        Ok(tags
+            .tag_set
+            .tags
             .into_iter()
-            .map(|t| {
-                (
-                    xml::text(t, "Key").unwrap_or_default(),
-                    xml::text(t, "Value").unwrap_or_default(),
-                )
-            })
+            .map(|t| (t.key, t.value))
             .collect())
     }
 
     fn put_object_tagging(&self, bucket: &str, key: &str, tags: &Tags) -> Result<()> {
-        let mut doc = String::from("<Tagging><TagSet>");
-        for (k, v) in tags {
-            doc.push_str(&format!(
-                "<Tag><Key>{}</Key><Value>{}</Value></Tag>",
-                xml::escape(k),
-                xml::escape(v)
-            ));
-        }
-        doc.push_str("</TagSet></Tagging>");
+        let tags = xml::Tagging {
+            tag_set: xml::TagSet {
+                tags: tags
+                    .iter()
+                    .map(|(k, v)| xml::Tag {
+                        key: k.clone(),
+                        value: v.clone(),
+                    })
+                    .collect(),
+            },
+        };
+        let doc = tags.to_xml();
         self.call(Method::PUT, bucket, Some(key))
             .query("tagging", "")
             .header("content-type", "application/xml")
@@ -461,12 +469,8 @@ impl S3Client for HttpClient {
         let doc = with_put_options(self.call(Method::POST, bucket, Some(key)), opts)
             .query("uploads", "")
             .send_for_xml(Body::Empty)?;
-        xml::text(&doc, "UploadId").ok_or_else(|| {
-            S3Error::new(
-                ErrorCode::InternalError,
-                format!("create upload of {key}: no UploadId in the answer"),
-            )
-        })
+        let what = format_args!("create upload of {bucket}/{key}");
+        Ok(xml::parse::<xml::InitiateMultipartUpload>(&doc, what)?.upload_id)
     }
 
     fn upload_part(
@@ -530,21 +534,18 @@ impl S3Client for HttpClient {
                 call = call.query("part-number-marker", m);
             }
             let doc = call.send_for_xml(Body::Empty)?;
-            for p in xml::blocks(&doc, "Part") {
+            let page: xml::ListParts = xml::parse(&doc, format_args!("parts of {bucket}/{key}"))?;
+            for p in page.parts {
                 parts.push(PartInfo {
-                    part_number: xml::text(p, "PartNumber")
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or(0),
-                    size: xml::text(p, "Size")
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or(0),
-                    etag: xml::text(p, "ETag").unwrap_or_default(),
-                    last_modified: parse_time(&xml::text(p, "LastModified").unwrap_or_default())?,
+                    part_number: p.part_number,
+                    size: p.size,
+                    last_modified: parse_time(&p.last_modified)?,
+                    etag: p.etag,
                     checksum: None,
                 });
             }
-            marker = xml::text(&doc, "NextPartNumberMarker");
-            if xml::text(&doc, "IsTruncated").as_deref() != Some("true") || marker.is_none() {
+            marker = page.next_part_number_marker;
+            if !page.is_truncated || marker.is_none() {
                 return Ok(parts);
             }
         }
@@ -562,15 +563,16 @@ impl S3Client for HttpClient {
                 call = call.query("key-marker", k).query("upload-id-marker", u);
             }
             let doc = call.send_for_xml(Body::Empty)?;
-            for u in xml::blocks(&doc, "Upload") {
+            let page: xml::ListUploads = xml::parse(&doc, format_args!("uploads in {bucket}"))?;
+            for u in page.uploads {
                 uploads.push(UploadInfo {
-                    key: xml::text(u, "Key").unwrap_or_default(),
-                    upload_id: xml::text(u, "UploadId").unwrap_or_default(),
-                    initiated: parse_time(&xml::text(u, "Initiated").unwrap_or_default())?,
+                    initiated: parse_time(&u.initiated)?,
+                    key: u.key,
+                    upload_id: u.upload_id,
                 });
             }
-            let next = xml::text(&doc, "NextKeyMarker").zip(xml::text(&doc, "NextUploadIdMarker"));
-            if xml::text(&doc, "IsTruncated").as_deref() != Some("true") || next.is_none() {
+            let next = page.next_key_marker.zip(page.next_upload_id_marker);
+            if !page.is_truncated || next.is_none() {
                 return Ok(uploads);
             }
             markers = next;

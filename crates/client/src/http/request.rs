@@ -206,6 +206,24 @@ impl Read for Exact<'_> {
     }
 }
 
+/// Names a request in error messages (`GET b/k`); formatted only when an
+/// error is made, not on every request.
+struct What<'a> {
+    method: Method,
+    bucket: Option<&'a str>,
+    key: Option<&'a str>,
+}
+
+impl std::fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.bucket, self.key) {
+            (Some(b), Some(k)) => write!(f, "{} {b}/{k}", self.method),
+            (Some(b), None) => write!(f, "{} {b}", self.method),
+            _ => write!(f, "{} /", self.method),
+        }
+    }
+}
+
 pub(crate) struct Call<'a> {
     t: &'a Transport,
     method: Method,
@@ -260,11 +278,11 @@ impl<'a> Call<'a> {
                 .all(|(name, _)| matches!(*name, "partNumber" | "uploadId"))
     }
 
-    fn what(&self) -> String {
-        match (self.bucket, self.key) {
-            (Some(b), Some(k)) => format!("{} {b}/{k}", self.method),
-            (Some(b), None) => format!("{} {b}", self.method),
-            _ => format!("{} /", self.method),
+    fn what(&self) -> What<'a> {
+        What {
+            method: self.method.clone(),
+            bucket: self.bucket,
+            key: self.key,
         }
     }
 
@@ -474,7 +492,7 @@ impl<'a> Call<'a> {
                 .unwrap_or_default()
         };
         Err(error_for(
-            &what,
+            &what.to_string(),
             status,
             resp.headers(),
             &body,
@@ -506,7 +524,7 @@ impl<'a> Call<'a> {
             })?;
         if doc.contains("<Error>") {
             return Err(error_for(
-                &what,
+                &what.to_string(),
                 StatusCode::INTERNAL_SERVER_ERROR,
                 resp.headers(),
                 &doc,

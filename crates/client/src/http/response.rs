@@ -16,14 +16,16 @@ pub fn error_for(
     body: &str,
     is_object: bool,
 ) -> S3Error {
-    let wire = xml::text(body, "Code").or_else(|| {
+    let doc = xml::parse::<xml::ErrorDoc>(body, format_args!("{what}")).ok();
+    let (code, message) = doc.map_or((None, None), |d| (d.code, d.message));
+    let wire = code.or_else(|| {
         headers
             .get("x-amz-error-code")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
     });
     // A HEAD answer has no body: s3hpc sends the message in a header too.
-    let message = xml::text(body, "Message")
+    let message = message
         .or_else(|| {
             headers
                 .get("x-amz-error-message")
@@ -65,7 +67,12 @@ pub fn etag(resp: &Response<ureq::Body>) -> Result<String> {
 }
 
 fn quoted(etag: &str) -> String {
-    format!("\"{}\"", etag.trim_matches('"'))
+    let inner = etag.trim_matches('"');
+    let mut out = String::with_capacity(inner.len() + 2);
+    out.push('"');
+    out.push_str(inner);
+    out.push('"');
+    out
 }
 
 /// HEAD or GET headers as an `ObjectInfo` (size is Content-Length).
@@ -135,11 +142,16 @@ fn info_from(
     })
 }
 
-/// ISO 8601 (listings) or an HTTP date (Last-Modified).
+/// ISO 8601 (listings; starts with the year) or an HTTP date
+/// (Last-Modified; starts with the day's name). Each is parsed only as
+/// what it looks like: a failed parse builds an error, which cost a HEAD
+/// more than the parse.
 pub fn parse_time(s: &str) -> Result<SystemTime> {
-    let ts = s
-        .parse::<jiff::Timestamp>()
-        .or_else(|_| jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(s));
+    let ts = if s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.parse::<jiff::Timestamp>()
+    } else {
+        jiff::fmt::rfc2822::DateTimeParser::new().parse_timestamp(s)
+    };
     ts.map(SystemTime::from).map_err(|e| {
         S3Error::new(
             ErrorCode::InternalError,

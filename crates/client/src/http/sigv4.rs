@@ -1,9 +1,12 @@
 //! SigV4 in the `Authorization` header, with an unsigned payload.
 //!
-//! Why not a crate: rusty-s3 signs only presigned URLs, whose six query
-//! parameters both sides then encode, parse and sort on every request
-//! (a third of the client's CPU time and about a tenth of the server's for a small
-//! request, docs/benchmarks.md), and `aws-sigv4` brings the AWS SDK's
+//! The one SigV4 signer of the workspace: the libs3 drop-in presigns its
+//! URLs with it too. Why not a crate: rusty-s3 signs only presigned URLs,
+//! whose six query parameters both sides then encode, parse and sort on
+//! every request (a third of the client's CPU time and about a tenth of
+//! the server's for a small request, docs/benchmarks.md), has no chunk
+//! signatures, and took twice the instructions of [`Signer::presign`] for
+//! the same URL (docs/costs.md); `aws-sigv4` brings the AWS SDK's
 //! runtime crates. The algorithm is short and fixed; `sha2` and `hmac` do
 //! the cryptography, the derived signing key is kept for the day it is
 //! valid, and the unit test checks AWS's published example.
@@ -60,11 +63,18 @@ fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
 /// signing time).
 fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    bytes
-        .iter()
-        .flat_map(|b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]])
-        .map(char::from)
-        .collect()
+    let mut out = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// The HMAC of `data` under the key `mac` was made with, in hex.
+fn hmac_hex(mut mac: HmacSha256, data: &[u8]) -> String {
+    mac.update(data);
+    hex(&mac.finalize().into_bytes())
 }
 
 /// A request as SigV4 sees it.
@@ -97,13 +107,23 @@ pub const STREAMING_PAYLOAD: &str = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
 const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /// Signs requests as one user in one region. Shared by all threads of a
-/// client; the lock guards only the cached day's key.
+/// client; the lock guards only what repeats between requests.
 pub struct Signer {
     access_key: String,
     secret_key: String,
     region: String,
-    /// `(YYYYMMDD, signing key)` of the last day signed for.
-    day_key: Mutex<Option<(String, [u8; 32])>>,
+    cache: Mutex<Cache>,
+}
+
+/// What the requests of one second, and of one day, share.
+#[derive(Default)]
+struct Cache {
+    /// `YYYYMMDD` of the last day signed for, and an HMAC keyed with that
+    /// day's signing key: its key pads are hashed once a day, not twice
+    /// per signature.
+    day: Option<(String, HmacSha256)>,
+    /// The last second signed in, and its `YYYYMMDDTHHMMSSZ`.
+    stamp: Option<(u64, String)>,
 }
 
 impl Signer {
@@ -112,7 +132,7 @@ impl Signer {
             access_key,
             secret_key,
             region,
-            day_key: Mutex::new(None),
+            cache: Mutex::default(),
         }
     }
 
@@ -120,11 +140,16 @@ impl Signer {
         self.sign_at(req, SystemTime::now())
     }
 
-    fn key_for(&self, day: &str) -> [u8; 32] {
-        let mut cached = self.day_key.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((d, key)) = cached.as_ref() {
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// An HMAC keyed with `day`'s signing key.
+    fn keyed(&self, day: &str) -> HmacSha256 {
+        let mut cache = self.cache();
+        if let Some((d, mac)) = &cache.day {
             if d == day {
-                return *key;
+                return mac.clone();
             }
         }
         let secret = format!("AWS4{}", self.secret_key);
@@ -133,12 +158,27 @@ impl Signer {
             .fold(hmac(secret.as_bytes(), day.as_bytes()), |k, part| {
                 hmac(&k, part)
             });
-        *cached = Some((day.to_string(), key));
-        key
+        let mac = HmacSha256::new_from_slice(&key).expect("HMAC takes keys of any length");
+        cache.day = Some((day.to_string(), mac.clone()));
+        mac
+    }
+
+    /// `now` as `x-amz-date`, formatted once per second.
+    fn amz_date(&self, now: SystemTime) -> String {
+        let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let mut cache = self.cache();
+        match &cache.stamp {
+            Some((s, text)) if *s == secs => text.clone(),
+            _ => {
+                let text = amz_date(secs);
+                cache.stamp = Some((secs, text.clone()));
+                text
+            }
+        }
     }
 
     fn sign_at(&self, req: &Request<'_>, now: SystemTime) -> Signed {
-        let amz_date = amz_date(now);
+        let amz_date = self.amz_date(now);
         let ours = [
             ("x-amz-content-sha256", req.payload_hash),
             ("x-amz-date", amz_date.as_str()),
@@ -166,10 +206,7 @@ impl Signer {
             seed.scope,
             hex(&Sha256::digest(chunk))
         );
-        hex(&hmac(
-            &self.key_for(&seed.amz_date[..8]),
-            to_sign.as_bytes(),
-        ))
+        hmac_hex(self.keyed(&seed.amz_date[..8]), to_sign.as_bytes())
     }
 
     /// The query of a presigned URL for `req` (its own parameters and the
@@ -181,7 +218,7 @@ impl Signer {
     }
 
     fn presign_at(&self, req: &Request<'_>, expires: u64, now: SystemTime) -> String {
-        let amz_date = amz_date(now);
+        let amz_date = self.amz_date(now);
         let scope = format!("{}/{}/s3/aws4_request", &amz_date[..8], self.region);
         let mut names: Vec<&str> = req.headers.iter().map(|(k, _)| k.as_str()).collect();
         names.sort_unstable();
@@ -216,7 +253,7 @@ impl Signer {
             "AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{}",
             hex(&Sha256::digest(canonical.as_bytes()))
         );
-        let signature = hex(&hmac(&self.key_for(day), to_sign.as_bytes()));
+        let signature = hmac_hex(self.keyed(day), to_sign.as_bytes());
         (scope, signature)
     }
 }
@@ -256,10 +293,12 @@ fn canonical_request(req: &Request<'_>, query: &str, extra: &[(&str, &str)]) -> 
     (canonical, signed_headers)
 }
 
-/// `YYYYMMDDTHHMMSSZ` in UTC.
-fn amz_date(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let ts = jiff::Timestamp::from_second(secs).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+/// `YYYYMMDDTHHMMSSZ` in UTC of `secs` since the epoch.
+fn amz_date(secs: u64) -> String {
+    let ts = i64::try_from(secs)
+        .ok()
+        .and_then(|s| jiff::Timestamp::from_second(s).ok())
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     let dt = ts.to_zoned(jiff::tz::TimeZone::UTC).datetime();
     format!(
         "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
