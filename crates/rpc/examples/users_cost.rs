@@ -8,9 +8,9 @@
 //!
 //! Needs root (it acts as USER, default nobody):
 //! `cargo run --release -p s3hpc-rpc --example users_cost -- [DIR] [USER] [OBJECTS] [ROUNDS] [ONLY]`
-//! ONLY (`TRANSPORT:admin` or `TRANSPORT:user`, TRANSPORT one of
-//! embedded, rpc, http) runs one side of one transport, for instruction
-//! counts under `valgrind --tool=callgrind` (two runs, subtracted).
+//! ONLY (TRANSPORT: embedded, rpc or http) runs that transport alone;
+//! `TRANSPORT:admin` or `TRANSPORT:user` one side of it, for counts of
+//! system calls (`strace -f -c`) or instructions (two runs, subtracted).
 
 use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
 use s3hpc_http::{AuthConfig, HttpServer, MappedUsers};
@@ -72,14 +72,16 @@ fn median(mut v: Vec<f64>) -> f64 {
 struct Plan {
     objects: usize,
     rounds: usize,
-    only: Option<(String, bool)>,
+    /// A transport, and one side of it (true: the user).
+    only: Option<(String, Option<bool>)>,
 }
 
 /// Each writes its own bucket: the administrator "admin", the user "user"
 /// user's.
 fn compare(plan: &Plan, label: &str, admin: &dyn S3Client, user: &dyn S3Client) {
-    if let Some((transport, as_user)) = &plan.only {
-        if transport == label.trim() {
+    match &plan.only {
+        Some((transport, _)) if transport != label => return,
+        Some((_, Some(as_user))) => {
             let (c, b) = if *as_user {
                 (user, "user")
             } else {
@@ -89,8 +91,9 @@ fn compare(plan: &Plan, label: &str, admin: &dyn S3Client, user: &dyn S3Client) 
                 round(c, b, plan.objects);
             }
             println!("{label}: ran {} rounds as {b} only", plan.rounds);
+            return;
         }
-        return;
+        _ => {}
     }
     let (mut a, mut u): (Vec<[f64; 5]>, Vec<[f64; 5]>) = (Vec::new(), Vec::new());
     for _ in 0..plan.rounds {
@@ -116,11 +119,9 @@ fn main() {
     let plan = Plan {
         objects: number(args.next(), 2000),
         rounds: number(args.next(), 7),
-        only: args.next().map(|o| {
-            let (t, side) = o
-                .split_once(':')
-                .expect("ONLY is TRANSPORT:admin or TRANSPORT:user");
-            (t.to_string(), side == "user")
+        only: args.next().map(|o| match o.split_once(':') {
+            Some((t, side)) => (t.to_string(), Some(side == "user")),
+            None => (o, None),
         }),
     };
     let tmp = tempfile::tempdir_in(&dir).unwrap();
@@ -143,7 +144,11 @@ fn main() {
     );
 
     // The switch alone: into the user's ids and back.
-    let n = if plan.only.is_some() { 10 } else { 100_000 };
+    let n = if plan.only.as_ref().is_some_and(|o| o.1.is_some()) {
+        10
+    } else {
+        100_000
+    };
     let t = Instant::now();
     for _ in 0..n {
         who.act(|| ()).unwrap();

@@ -32,15 +32,15 @@ fn main() {
         ..Default::default()
     };
     let store = Arc::new(Store::open(dir.join("root"), config).unwrap());
-    store.create_bucket("l").unwrap();
-    for p in [dir.join("root"), dir.join("root/l")] {
+    store.create_bucket("lst").unwrap();
+    for p in [dir.join("root"), dir.join("root/lst")] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let body = vec![7u8; 100];
     for i in 0..objects {
         let key = format!("k{i:06}");
         store
-            .put_object("l", &key, PutBody::Bytes(&body), &PutOptions::default())
+            .put_object("lst", &key, PutBody::Bytes(&body), &PutOptions::default())
             .unwrap();
     }
     let admin = Acting::new(store.clone(), Identity::server());
@@ -51,7 +51,7 @@ fn main() {
     };
     let page = |a: &Acting| {
         let t = Instant::now();
-        let p = a.list_objects("l", &req).unwrap();
+        let p = a.list_objects("lst", &req).unwrap();
         assert_eq!(p.objects.len(), objects.min(1000));
         t.elapsed().as_secs_f64() * 1e3
     };

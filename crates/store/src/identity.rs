@@ -218,7 +218,10 @@ pub fn thread_start() {
         // Its groups are the creator's: set the right ones before a call.
         GROUPS.set(u64::MAX);
     } else if ACTING.get() == 0 && current_groups() != me.groups {
-        GROUPS.set(u64::MAX);
+        // A user with the server's own uid and gid, but other groups. A
+        // process that cannot set groups never switched, and keeps its own
+        // (the error).
+        let _ = set_groups(&me.groups);
     }
 }
 
