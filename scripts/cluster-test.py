@@ -33,10 +33,10 @@ def log(msg):
 class Agent:
     """One `s3hpc agent` in a node."""
 
-    def __init__(self, t, node, target):
+    def __init__(self, t, node, target, prefix=()):
         self.node = node
         self.p = subprocess.Popen(
-            [t.cluster, "exec", node, t.bin, "agent", "--target", target],
+            [t.cluster, "exec", node, *prefix, t.bin, "agent", "--target", target],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         t.procs.append(self.p)
         first = self.p.stdout.readline()
@@ -62,13 +62,17 @@ class Agent:
 class Server:
     """`s3hpc serve` in a node: kind rpc or http."""
 
-    def __init__(self, t, node, kind, port, data, sweep_age=None):
+    def __init__(self, t, node, kind, port, data, sweep_age=None, listen=None):
         self.t, self.node, self.kind, self.port, self.data = t, node, kind, port, data
+        # What it serves, when not the kind's default (the port is HTTP's).
+        self.listen = listen
         self.start(sweep_age)
 
     def start(self, sweep_age=None):
         args = [self.t.cluster, "exec", self.node, self.t.bin, "serve", "--data", self.data]
-        if self.kind == "rpc":
+        if self.listen:
+            args += ["--http", f"127.0.0.1:{self.port}", *self.listen]
+        elif self.kind == "rpc":
             args += ["--rpc", f"tcp:127.0.0.1:{self.port}"]
         else:
             args += ["--http", f"127.0.0.1:{self.port}", "--anonymous"]
@@ -619,6 +623,136 @@ class Tests:
         self.report("engine", "two-connections-1-node", {"passed": passed, "failed": len(failed)}
                     | ({"failing": ",".join(failed)} if failed else {}), len(failed) or r.returncode != 0)
 
+    # -------------------------------------------------- many users
+
+    def t_users(self):
+        """S3 users are POSIX users (issue 24) across nodes: user a writes
+        through s3hpc on node A; through s3hpc on node B, b (in a's group)
+        and c (not) read only what the mode bits give them, over HTTP (a
+        key per user) and the RPC Unix socket (each connection acts as
+        its peer). Both servers run as root with the users mapped, so what
+        refuses is the file system's check as each FUSE client passes the
+        caller's ids (`fuse_mount_options` says which check that is)."""
+        import pwd
+        if os.geteuid() != 0 or subprocess.run(["sh", "-c", "command -v useradd && command -v setpriv"],
+                                               capture_output=True).returncode != 0:
+            log("  (users: skipped, needs root, useradd and setpriv)")
+            return
+        tag = f"{os.getpid() % 100000}"
+        group, names = f"s3xg{tag}", [f"s3x{tag}{u}" for u in "abc"]
+        made, servers, agents = [], [], []
+        data = os.path.join(self.top, "users")
+        try:
+            subprocess.run(["groupadd", group], check=True, capture_output=True)
+            made.append(("groupdel", group))
+            for i, n in enumerate(names):
+                subprocess.run(["useradd", "-M", "-U", "-s", "/usr/sbin/nologin", *(["-G", group] if i < 2 else []), n],
+                               check=True, capture_output=True)
+                made.insert(0, ("userdel", n))
+            ids = [pwd.getpwnam(n) for n in names]
+            creds = os.path.join(self.logdir, "users-credentials")
+            with open(creds, "w") as f:
+                f.write("xadmin xadmin-secret\n")
+                for n in names:
+                    f.write(f"k{n} s{n}-secret {n}\n")
+            # A sticky, world-writable data root, as README says.
+            self.in_node(self.A, "mkdir", "-p", data)
+            self.in_node(self.A, "chmod", "1777", data)
+            socks = {}
+            for node in (self.A, self.B):
+                socks[node] = os.path.join(self.logdir, f"users-{node}.sock")
+                servers.append(Server(self, node, "users", self.next_port(), data,
+                                      listen=["--credentials", creds, "--rpc", f"unix:{socks[node]}"]))
+                # The users must reach the socket (README: make it reachable).
+                deadline = time.time() + 10
+                while not os.path.exists(socks[node]) and time.time() < deadline:
+                    time.sleep(0.1)
+                os.chmod(socks[node], 0o666)
+            port = {s.node: s.port for s in servers}
+
+            def as_user(node, kind, u):
+                n = names[u]
+                if kind == "http":
+                    prefix = ["env", f"S3HPC_ACCESS_KEY=k{n}", f"S3HPC_SECRET_KEY=s{n}-secret"]
+                    a = Agent(self, node, f"http://127.0.0.1:{port[node]}", prefix)
+                else:
+                    prefix = ["setpriv", f"--reuid={n}", f"--regid={ids[u].pw_gid}", "--init-groups"]
+                    a = Agent(self, node, f"unix:{socks[node]}", prefix)
+                agents.append(a)
+                return a
+
+            for kind in ("http", "rpc"):
+                self.users_case(kind, data, as_user, ids)
+        finally:
+            for a in agents:
+                a.close()
+            for s in servers:
+                s.stop()
+            for cmd in made:
+                subprocess.run(list(cmd), capture_output=True)
+
+    def users_case(self, kind, data, as_user, ids):
+        priv, grp, pub = (f"{kind}-priv", f"{kind}-grp", f"{kind}-pub")
+        a1 = as_user(self.A, kind, 0)
+        checks, bad = 0, []
+
+        def expect(what, r, ok):
+            nonlocal checks
+            checks += 1
+            good = r[0] == "ok" if ok else r[:2] == ["err", "AccessDenied"]
+            if not good:
+                bad.append(f"{what}: {' '.join(r)[:120]}")
+
+        for b in (priv, grp, pub):
+            expect(f"a creates {b} on {self.A}", a1.call(f"mkb {b}"), True)
+            expect(f"a writes {b}/k on {self.A}", a1.call(f"put {b} k 3901 a-{b}"), True)
+        expect(f"a writes {pub}/mine on {self.A}", a1.call(f"put {pub} mine 100 mine"), True)
+        # The modes each case needs, as the owner would set them.
+        shared = [g for g in os.getgrouplist(ids[0].pw_name, ids[0].pw_gid) if g != ids[0].pw_gid][0]
+        for mode, path in (("700", priv), ("750", grp), ("600", f"{pub}/mine")):
+            self.in_node(self.A, "chmod", mode, os.path.join(data, path))
+        self.in_node(self.A, "chgrp", str(shared), os.path.join(data, grp))
+        owner = self.in_node(self.B, "stat", "-c", "%u", os.path.join(data, priv, "k"), check=False).stdout.strip()
+        checks += 1
+        if owner != str(ids[0].pw_uid):
+            bad.append(f"{priv}/k belongs to uid {owner!r}, not a's {ids[0].pw_uid}")
+        # Node B: a reads its own (the node and the transport work), b and
+        # c only what the bits give them.
+        a2, b2, c2 = (as_user(self.B, kind, u) for u in range(3))
+        expect(f"a reads {priv}/k on {self.B}", a2.call(f"get {priv} k"), True)
+        for who, ag, in_group in (("b", b2, True), ("c", c2, False)):
+            at = f"{who} on {self.B}"
+            expect(f"{at}: GET {priv}/k", ag.call(f"get {priv} k"), False)
+            expect(f"{at}: HEAD {priv}/k", ag.call(f"head {priv} k"), False)
+            expect(f"{at}: LIST {priv}", ag.call(f"list {priv} -"), False)
+            expect(f"{at}: PUT {priv}/new", ag.call(f"put {priv} new 10 x"), False)
+            expect(f"{at}: DELETE {priv}/k", ag.call(f"del {priv} k"), False)
+            expect(f"{at}: GET {grp}/k", ag.call(f"get {grp} k"), in_group)
+            expect(f"{at}: LIST {grp}", ag.call(f"list {grp} -"), in_group)
+            expect(f"{at}: PUT {grp}/new", ag.call(f"put {grp} new 10 x"), False)
+            expect(f"{at}: GET {pub}/k", ag.call(f"get {pub} k"), True)
+            expect(f"{at}: LIST {pub}", ag.call(f"list {pub} -"), True)
+            expect(f"{at}: GET {pub}/mine", ag.call(f"get {pub} mine"), False)
+            expect(f"{at}: DELETE {pub}/k", ag.call(f"del {pub} k"), False)
+        still = a2.call(f"get {priv} k")
+        checks += 1
+        if still[0] != "ok" or still[1] != f"a-{priv}":
+            bad.append(f"{priv}/k changed: {' '.join(still)[:80]}")
+        counts = {"checks": checks, "wrong": len(bad), "fuse": self.fuse_mount_options()}
+        if bad:
+            counts["first"] = bad[0]
+        self.report(kind, "users-cross-node", counts, len(bad))
+
+    def fuse_mount_options(self):
+        """The FUSE options of node B's mount that decide who checks
+        permissions: default_permissions (the kernel, from the attributes
+        the file system returns) or not (the file system's client or
+        servers), and allow_other (without it only the mounting user may
+        enter at all)."""
+        mounts = self.in_node(self.B, "cat", "/proc/self/mounts").stdout.split("\n")
+        opts = next((m.split()[3] for m in mounts if len(m.split()) > 3 and m.split()[1] == self.mount), "")
+        return "+".join(o for o in opts.split(",") if o in ("default_permissions", "allow_other")) or "neither"
+
     # ------------------------------------------------------------ run
 
     def run(self, transports):
@@ -631,7 +765,16 @@ class Tests:
         try:
             if not self.only or "two-connections" in self.only:
                 self.t_two_connections()
+            if not self.only or "users" in self.only:
+                t1 = time.time()
+                try:
+                    self.t_users()
+                except Exception as e:  # a broken test is a failed one
+                    self.report("users", "users-cross-node", {"exception": repr(e)[:200]}, 1)
+                log(f"  (users: {time.time() - t1:.1f}s)")
             for kind in transports:
+                if self.only and not any(name in self.only for name, _ in tests + http_only):
+                    continue
                 self.setup_transport(kind)
                 try:
                     for name, fn in tests + (http_only if kind == "http" else []):

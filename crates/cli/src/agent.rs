@@ -30,7 +30,9 @@ use std::time::Duration;
 #[derive(Args)]
 pub struct AgentArgs {
     /// embedded:DATA_DIR, unix:///SOCKET or s3hpc://HOST:PORT (a gateway),
-    /// or http://HOST:PORT (an S3 server; unsigned requests).
+    /// or http://HOST:PORT (an S3 server; requests signed with
+    /// S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY when both are set, else
+    /// unsigned).
     #[arg(long)]
     target: String,
 }
@@ -92,6 +94,9 @@ fn connect(target: &str) -> anyhow::Result<Connected> {
         let c = HttpClient::new(s3hpc_client::HttpClientConfig {
             endpoint: target.to_string(),
             max_connections: 4,
+            credentials: std::env::var("S3HPC_ACCESS_KEY")
+                .ok()
+                .zip(std::env::var("S3HPC_SECRET_KEY").ok()),
             ..Default::default()
         })
         .map_err(anyhow::Error::msg)?;

@@ -818,15 +818,15 @@ fn gateway_requests_are_logged_and_counted_too() {
     let mut got = gw.get_object("rpc", "k y", None).unwrap();
     got.body.read_to_end(&mut body).unwrap();
     assert!(gw.head_object("rpc", "missing").is_err());
-    let lines = lines(&log, 4);
-    assert_eq!(lines.len(), 4, "{lines:#?}");
+    let logged = lines(&log, 4);
+    assert_eq!(logged.len(), 4, "{logged:#?}");
     let me = format!(
         "unix:pid={},uid={}",
         std::process::id(),
         rustix::process::getuid().as_raw()
     );
     let uid = rustix::process::geteuid().as_raw().to_string();
-    for (line, (op, key, status, bytes_in, bytes_out)) in lines.iter().zip([
+    for (line, (op, key, status, bytes_in, bytes_out)) in logged.iter().zip([
         ("CreateBucket", "-", "200", "0", "0"),
         ("PutObject", "k%20y", "200", "5", "0"),
         ("GetObject", "k%20y", "200", "0", "5"),
@@ -852,6 +852,40 @@ fn gateway_requests_are_logged_and_counted_too() {
     let sent = "s3hpc_sent_bytes_total{transport=\"rpc\",operation=\"GetObject\"}";
     assert_eq!(get(&m, sent), 5.0);
     assert_eq!(get(&m, "s3hpc_requests_in_flight{transport=\"rpc\"}"), 0.0);
+    // A peer that is another user: its line carries the uid the request
+    // acted as, not the server's (as root, which can connect as nobody).
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped the other-user line: connecting as nobody needs root");
+        return;
+    }
+    let nobody = s3hpc_store::Identity::parse("nobody").unwrap();
+    let uid = nobody.user().unwrap().uid;
+    for (p, mode) in [(t.path(), 0o755), (sock.as_path(), 0o777)] {
+        std::fs::set_permissions(
+            p,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode),
+        )
+        .unwrap();
+    }
+    let other = nobody
+        .act(|| RemoteClient::connect(&unix).unwrap())
+        .unwrap();
+    other.head_bucket("rpc").unwrap();
+    let f = fields(&lines(&log, 5)[4])
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    assert_eq!(
+        f[1..6],
+        [
+            "rpc",
+            &format!("unix:pid={},uid={uid}", std::process::id()),
+            "-",
+            &uid.to_string(),
+            "HeadBucket"
+        ],
+        "{f:?}"
+    );
 }
 
 #[test]

@@ -42,6 +42,9 @@ impl S3Client for EmbeddedClient {
     fn transport(&self) -> &'static str {
         "embedded"
     }
+    fn acting_uid(&self) -> Option<u32> {
+        self.store.identity().user().map(|u| u.uid)
+    }
     fn create_bucket(&self, bucket: &str) -> Result<()> {
         self.store.create_bucket(bucket)
     }

@@ -54,6 +54,13 @@ pub trait S3Client: Send + Sync {
     /// A short name for reports: `embedded`, `remote`, `http`, ...
     fn transport(&self) -> &'static str;
 
+    /// The uid this client's calls act as when it switches to a user (an
+    /// engine acting for a gateway's peer or a key), for access logs;
+    /// None: the calling process's own.
+    fn acting_uid(&self) -> Option<u32> {
+        None
+    }
+
     fn create_bucket(&self, bucket: &str) -> Result<()>;
     fn delete_bucket(&self, bucket: &str) -> Result<()>;
     fn head_bucket(&self, bucket: &str) -> Result<()>;

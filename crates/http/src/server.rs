@@ -137,6 +137,9 @@ impl HttpServer {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .thread_name("s3hpc-http")
+            // A thread starts as its creator, which may be a worker that
+            // holds a user (Acting::held): a new thread is the server.
+            .on_thread_start(s3hpc_store::identity::thread_start)
             .build()?;
         runtime.block_on(self.serve(stop))
     }

@@ -31,11 +31,13 @@ impl Acting {
     }
 
     /// Like [`Acting::new`], but the calling thread stays `who` after a
-    /// call, until a call as someone else switches it: one switch per
-    /// connection instead of two system calls each way per call. Only for
-    /// threads that do nothing but engine calls through `Acting` and
-    /// socket I/O (the gateway's), never a tokio worker, which runs other
-    /// requests in between.
+    /// call, until a call as someone else switches it: one switch per run
+    /// of calls by one user instead of two system calls each way per call.
+    /// Only for threads whose file-system work all goes through `Acting`
+    /// (the gateway's sessions, the HTTP server's workers: between calls
+    /// they parse, sign and move bytes on open sockets and files, which no
+    /// permission check sees); a thread that does file-system work of its
+    /// own calls [`crate::identity::release_held`] first.
     pub fn held(store: Arc<Store>, who: Identity) -> Acting {
         Acting {
             hold: true,
@@ -64,12 +66,11 @@ impl Acting {
                 self.who.describe()
             )
         };
-        let _switched = if self.hold {
-            identity::hold(&self.who).map_err(cannot)?;
-            None
-        } else {
-            identity::enter(&self.who).map_err(cannot)?
-        };
+        if self.hold {
+            let _held = identity::hold(&self.who).map_err(cannot)?;
+            return f(&self.store).map_err(|e| self.refused(e));
+        }
+        let _switched = identity::enter(&self.who).map_err(cannot)?;
         f(&self.store).map_err(|e| self.refused(e))
     }
 
@@ -166,7 +167,7 @@ impl Acting {
     /// and ETag to anyone who may list the directory.
     pub fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
         if self.who.is_server() {
-            return self.store.head_object(bucket, key);
+            return self.run(|s| s.head_object(bucket, key));
         }
         self.run(|s| s.get_object(bucket, key, None).map(|got| got.info))
     }

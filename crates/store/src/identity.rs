@@ -175,6 +175,7 @@ fn server() -> &'static ServerIds {
             let mut g = vec![0; n as usize];
             let got = libc::getgroups(n, g.as_mut_ptr());
             g.truncate(got.max(0) as usize);
+            g.sort_unstable();
             g
         };
         ServerIds {
@@ -192,6 +193,50 @@ thread_local! {
     /// Whose supplementary groups this thread holds (0: the server's;
     /// `u64::MAX`: unknown, mid-switch).
     static GROUPS: Cell<u64> = const { Cell::new(0) };
+    /// The user this thread acts as is left from a call that has ended
+    /// ([`hold`]): the next call as anyone else switches away from it.
+    static HELD: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread's credentials were checked against the
+    /// server's ([`thread_start`]).
+    static SETTLED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Puts a new thread's credentials back to the server's. A thread starts
+/// with the credentials of the thread that created it (clone(2) copies
+/// them), so one created by a thread acting as a user is that user
+/// without knowing it. Called once per thread, before its first switch,
+/// and by thread pools when a thread starts (the HTTP server's runtime).
+pub fn thread_start() {
+    if SETTLED.replace(true) {
+        return;
+    }
+    let me = server();
+    // SAFETY: these cannot fail.
+    let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    if euid != me.uid || egid != me.gid {
+        restore_ids(me, true);
+        // Its groups are the creator's: set the right ones before a call.
+        GROUPS.set(u64::MAX);
+    } else if ACTING.get() == 0 && current_groups() != me.groups {
+        // A user with the server's own uid and gid, but other groups. A
+        // process that cannot set groups never switched, and keeps its own
+        // (the error).
+        let _ = set_groups(&me.groups);
+    }
+}
+
+/// The calling thread's supplementary groups, sorted.
+fn current_groups() -> Vec<u32> {
+    // SAFETY: plain system calls filling a buffer of the size given.
+    let mut g = unsafe {
+        let n = libc::getgroups(0, std::ptr::null_mut()).max(0);
+        let mut g = vec![0; n as usize];
+        let got = libc::getgroups(n, g.as_mut_ptr());
+        g.truncate(got.max(0) as usize);
+        g
+    };
+    g.sort_unstable();
+    g
 }
 
 /// The cache id of whom the calling thread acts as (0: the server), for
@@ -216,6 +261,15 @@ pub(crate) struct Switched {
 /// `who` (a call inside a call).
 pub(crate) fn enter(who: &Identity) -> std::io::Result<Option<Switched>> {
     let me = server();
+    thread_start();
+    if HELD.get() {
+        if who.user().is_some_and(|u| u.id == ACTING.get()) {
+            // Already this user, from an earlier call: nothing to do, and
+            // the thread stays held after this one.
+            return Ok(None);
+        }
+        release();
+    }
     // The server's identity is no switch: the thread stays whoever it is
     // (a process embedding the engine, or a thread already acting as a
     // user, gets no more than it had). Only a user's groups, left from an
@@ -261,21 +315,46 @@ pub(crate) fn enter(who: &Identity) -> std::io::Result<Option<Switched>> {
     }))
 }
 
-/// Makes the calling thread act as `who` from now on, until a call as
-/// another identity: for a thread that serves one connection and does
-/// nothing else (a gateway's session), so a connection pays one switch,
-/// not two per call.
-pub(crate) fn hold(who: &Identity) -> std::io::Result<()> {
-    let target = who.user().map_or(0, |u| u.id);
-    if ACTING.get() != target && ACTING.get() != 0 {
-        restore_ids(server(), true);
-        ACTING.set(0);
-    }
+/// Makes the calling thread act as `who` for a call and leaves it so
+/// afterwards, until a call as another identity switches it: for threads
+/// that serve request after request and do no file-system work of their
+/// own between them (a gateway's session, the HTTP server's workers), so
+/// a run of calls by one user pays one switch, not two system calls each
+/// way per call. The returned guard marks the call's end.
+pub(crate) fn hold(who: &Identity) -> std::io::Result<Held> {
     if let Some(switched) = enter(who)? {
-        // Held: undone by the next call as someone else, or never.
+        // Undone by the next call as someone else ([`release`]), not here.
         std::mem::forget(switched);
     }
-    Ok(())
+    HELD.set(false);
+    Ok(Held)
+}
+
+/// While alive, a call started by [`hold`] runs: a call as anyone else
+/// inside it is refused as in [`enter`]; when it ends the thread stays the
+/// user it acts as, held.
+pub(crate) struct Held;
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        HELD.set(ACTING.get() != 0);
+    }
+}
+
+/// Switches a thread that holds a user back to the server's uid and gid
+/// (its groups stay until a call needs others, as after any call).
+fn release() {
+    restore_ids(server(), true);
+    ACTING.set(0);
+    HELD.set(false);
+}
+
+/// Makes the calling thread the server again if it holds a user from an
+/// earlier call: for a thread about to do file-system work of its own.
+pub fn release_held() {
+    if HELD.get() {
+        release();
+    }
 }
 
 impl Drop for Switched {
@@ -462,6 +541,56 @@ pub fn check_can_switch() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The effective uid and gid of the calling thread.
+    fn ids() -> (u32, u32) {
+        // SAFETY: these cannot fail.
+        unsafe { (libc::geteuid(), libc::getegid()) }
+    }
+
+    /// A thread acting as a user, held between calls: a new thread it
+    /// starts is that user until `thread_start` puts it back; a call as
+    /// another user, or as the server, switches away from the held one.
+    #[test]
+    fn held_users_and_new_threads() {
+        if ids().0 != 0 {
+            eprintln!("skipped: switching users needs root");
+            return;
+        }
+        let (a, b) = (
+            Identity::from_ids("a".into(), 4243, 4244, vec![4244, 4245]),
+            Identity::from_ids("b".into(), 4246, 4247, vec![4247]),
+        );
+        std::thread::spawn(move || {
+            drop(hold(&a).unwrap());
+            assert_eq!(ids(), (4243, 4244));
+            assert_eq!(current_groups(), vec![4244, 4245]);
+            // Lookups of a listing run on threads the caller starts.
+            let child = std::thread::spawn(|| {
+                let inherited = ids();
+                thread_start();
+                (inherited, ids(), GROUPS.get())
+            });
+            let (inherited, settled, groups) = child.join().unwrap();
+            assert_eq!(inherited, (4243, 4244));
+            assert_eq!(settled, (0, 0));
+            assert_eq!(
+                groups,
+                u64::MAX,
+                "the inherited groups are not the server's"
+            );
+            // Still a, held: the same user again switches nothing.
+            assert!(enter(&a).unwrap().is_none());
+            b.act(|| assert_eq!(ids(), (4246, 4247))).unwrap();
+            assert_eq!(ids(), (0, 0));
+            drop(hold(&a).unwrap());
+            drop(hold(&Identity::server()).unwrap());
+            assert_eq!(ids(), (0, 0));
+            assert_eq!(current_groups(), server().groups);
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn parses_users() {

@@ -451,10 +451,10 @@ impl Walk<'_> {
                 wanted.push((i, key));
             }
         }
-        // Threads spawned here would act as the server, not as the user this
-        // thread acts as (identities are per thread): a user's page is
-        // looked up on this thread, one file after another.
-        if wanted.len() < 2 || crate::identity::acting_as_user() {
+        // A thread starts with its creator's credentials (clone(2)), so
+        // these act as the user this thread acts as: the kernel checks
+        // their lookups as it checks this thread's.
+        if wanted.len() < 2 {
             return HashMap::new();
         }
         let per_thread = wanted.len().div_ceil(LOOKUP_THREADS);

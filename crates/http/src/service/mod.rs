@@ -74,8 +74,12 @@ impl Service {
                 ))
             }
         };
+        // Held: a worker stays the last request's user until a request as
+        // someone else comes (its other work between them is parsing,
+        // signing and moving bytes on open sockets and files), so a run of
+        // one user's requests pays no switch (docs/costs.md).
         Ok(Engine {
-            store: Acting::new(self.store.clone(), who),
+            store: Acting::held(self.store.clone(), who),
             io: self.io.clone(),
         })
     }

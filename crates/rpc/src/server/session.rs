@@ -109,7 +109,8 @@ impl Session {
                         .observed_peer
                         .get_or_insert_with(|| observed_peer(conn.stream()));
                     let shared = self.shared.as_ref();
-                    observed(o, peer, &h, &req, || {
+                    let acted = (peer.as_str(), client.acting_uid());
+                    observed(o, acted, &h, &req, || {
                         handle(client, opts, conn, shared, &h, req.clone())
                     })?;
                 }
@@ -141,10 +142,11 @@ pub(super) struct Answered {
     bytes_out: u64,
 }
 
-/// Runs `run` (the request's handling) and tells `o` about it.
+/// Runs `run` (the request's handling) and tells `o` about it: `peer` as
+/// the log shows it, and the uid the request acts as (None: the gateway's).
 fn observed(
     o: &dyn Observer,
-    peer: &str,
+    (peer, uid): (&str, Option<u32>),
     h: &Header,
     req: &Request<'_>,
     run: impl FnOnce() -> Result<Answered, ProtocolError>,
@@ -164,7 +166,7 @@ fn observed(
         time,
         micros: u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
         peer,
-        uid: None,
+        uid,
         operation: op_name(h.op),
         target: req.target(),
         status,
