@@ -330,11 +330,12 @@ fn paging_matches_the_model_exactly() {
 
 /// Stores over `env`'s tree taking each listing path: local, shared with
 /// trusted directory stamps, and shared without.
-fn every_path(env: &Env) -> [(&'static str, Store); 3] {
-    let shared = |coherent: bool| {
+fn every_path(env: &Env) -> [(&'static str, Store); 4] {
+    let shared = |coherent: bool, with_readdir: bool| {
         Store::open_adjusted(env.root(), env.store.config(), |p| {
             p.shared = true;
             p.coherent_dir_stamps = coherent;
+            p.stat_with_readdir = with_readdir;
         })
         .unwrap()
     };
@@ -343,8 +344,11 @@ fn every_path(env: &Env) -> [(&'static str, Store); 3] {
             "local",
             Store::open(env.root(), env.store.config()).unwrap(),
         ),
-        ("shared", shared(true)),
-        ("shared, stamps not trusted", shared(false)),
+        ("shared", shared(true, false)),
+        ("shared, stamps not trusted", shared(false, false)),
+        // MooseFS: the attributes taken with the readdir, cached with the
+        // window.
+        ("shared, attributes with the readdir", shared(true, true)),
     ]
 }
 
