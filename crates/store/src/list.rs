@@ -460,8 +460,10 @@ impl Walk<'_> {
             .max
             .saturating_sub(self.page.objects.len() + self.page.common_prefixes.len());
         let mut wanted: Vec<(usize, String)> = Vec::new();
+        // Files the page will return, looked up or not.
+        let mut returned = 0;
         for (i, e) in w.entries.iter().enumerate().skip(start) {
-            if wanted.len() >= budget || !e.sort_key.starts_with(filter) {
+            if returned >= budget || !e.sort_key.starts_with(filter) {
                 break;
             }
             match e.kind {
@@ -470,10 +472,13 @@ impl Walk<'_> {
                 Kind::Dir | Kind::DirSelf => break,
             }
             let key = format!("{key_prefix}{}", e.sort_key);
+            if self.skipped(&key) || self.common_prefix(&key).is_some() {
+                continue;
+            }
+            returned += 1;
             // A file whose attributes came with the directory and that
             // has no metadata to read needs no round trip.
-            let known = || w.stat_of(i).is_some_and(|st| !meta::has_meta(&st));
-            if !self.skipped(&key) && self.common_prefix(&key).is_none() && !known() {
+            if !w.stat_of(i).is_some_and(|st| !meta::has_meta(&st)) {
                 wanted.push((i, key));
             }
         }
