@@ -478,7 +478,7 @@ impl Walk<'_> {
             returned += 1;
             // A file whose attributes came with the directory and that
             // has no metadata to read needs no round trip.
-            if !w.stat_of(i).is_some_and(|st| !meta::has_meta(&st)) {
+            if w.stat_of(i).is_none_or(|st| meta::has_meta(&st)) {
                 wanted.push((i, key));
             }
         }
