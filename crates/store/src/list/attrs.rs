@@ -12,18 +12,22 @@
 //!
 //! So one thread reads the directory, selects and sorts the window, and
 //! then stats the window's files in key order with the handle still open,
-//! publishing each as it goes: a page waits only for its own files, the
-//! first page after about a page's worth of stats, and the whole directory
-//! costs one local stat per file, as `find`. The attributes are those of
+//! publishing each chunk as it goes: a page waits only for its own files,
+//! the first page after about a page's worth of stats, and the whole
+//! directory costs one local stat per file, as `find`. A large window is
+//! shared by a few threads, each reading the directory once (one answer
+//! of the master each) so the client answers its stats too: `find` stats
+//! one file at a time. The attributes are those of
 //! when the directory was read: the window is used only while the
 //! directory's stamp is unchanged (an S3 write renames into it and so
 //! changes it), and at most `MAX_AGE` (a file written in place by a POSIX
 //! program leaves the stamp as it is).
 
 use crate::fscalls::{read_dir, statat};
-use rustix::fs::{AtFlags, FileType, Stat};
+use rustix::fs::{AtFlags, Dir, FileType, Stat};
 use std::os::fd::OwnedFd;
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::window::{read_window_in, Entry, Kind, Read};
@@ -35,8 +39,14 @@ pub(super) const MAX_AGE: Duration = Duration::from_secs(60);
 const WAIT_AHEAD: usize = 8192;
 /// The longest a reader waits for the stats to reach its file.
 const WAIT: Duration = Duration::from_secs(5);
-/// Readers are woken every this many files.
-const PUBLISH_EVERY: usize = 64;
+/// Files a statting thread claims at a time; readers are woken after each.
+const CHUNK: usize = 64;
+/// Threads taking a large window's stats, each with its own read of the
+/// directory (the client answers only the thread that read it)...
+const STAT_THREADS: usize = 4;
+/// ...for windows of at least this many entries (each read costs the
+/// master one answer holding the whole directory).
+const PARALLEL_FROM: usize = 16 * 1024;
 
 /// What a listing needs of a file's `stat` (size, time, the inode and
 /// device for the fast ETag and the replaced-file check, the mode for the
@@ -79,17 +89,19 @@ impl Attr {
     }
 }
 
-#[derive(Default)]
 struct Progress {
     /// Every slot before this one is filled.
     next: usize,
-    /// The stats stopped (all taken, or the window was dropped).
-    done: bool,
+    /// Threads still taking stats.
+    running: usize,
 }
 
-/// A window's file attributes by entry index, filled in order.
+/// A window's file attributes by entry index, filled a chunk at a time,
+/// in key order, by one or more threads.
 pub(super) struct Attrs {
     slots: Vec<OnceLock<Option<Attr>>>,
+    /// Where the next unclaimed chunk starts.
+    claimed: AtomicUsize,
     progress: Mutex<Progress>,
     cv: Condvar,
     pub taken_at: Instant,
@@ -99,7 +111,11 @@ impl Attrs {
     fn new(entries: usize) -> Attrs {
         Attrs {
             slots: (0..entries).map(|_| OnceLock::new()).collect(),
-            progress: Mutex::new(Progress::default()),
+            claimed: AtomicUsize::new(0),
+            progress: Mutex::new(Progress {
+                next: 0,
+                running: 1,
+            }),
             cv: Condvar::new(),
             taken_at: Instant::now(),
         }
@@ -116,7 +132,7 @@ impl Attrs {
         if i >= p.next + WAIT_AHEAD {
             return None;
         }
-        while p.next <= i && !p.done {
+        while p.next <= i && p.running > 0 {
             let (g, waited) = self.cv.wait_timeout(p, WAIT).unwrap();
             p = g;
             if waited.timed_out() {
@@ -132,33 +148,66 @@ impl Attrs {
         std::mem::size_of_val(self.slots.as_slice())
     }
 
-    fn publish(&self, next: usize, done: bool) {
+    fn claim(&self) -> Option<std::ops::Range<usize>> {
+        let lo = self.claimed.fetch_add(CHUNK, Ordering::Relaxed);
+        (lo < self.slots.len()).then(|| lo..(lo + CHUNK).min(self.slots.len()))
+    }
+
+    /// Moves `next` past the filled slots and wakes the readers; with
+    /// `finished`, one thread fewer runs.
+    fn publish(&self, finished: bool) {
         let mut p = self.progress.lock().unwrap();
-        p.next = next;
-        p.done = done;
+        while self.slots.get(p.next).is_some_and(|s| s.get().is_some()) {
+            p.next += 1;
+        }
+        if finished {
+            p.running -= 1;
+        }
         self.cv.notify_all();
     }
 
-    /// Stats the files of `entries` in order, on the thread that read
-    /// the directory, while `_dir` (its handle) is open. Stops early once
-    /// nothing but this holds the attributes (the window was dropped).
-    fn fill(self: &Arc<Self>, dirfd: &OwnedFd, entries: &[Entry], _dir: rustix::fs::Dir) {
-        for (i, e) in entries.iter().enumerate() {
-            if Arc::strong_count(self) == 1 {
-                break;
-            }
+    /// Starts a thread that reads directory `dirfd` once, so the client
+    /// answers its stats, and then takes chunks of the window's stats.
+    fn spawn_helper(attrs: &Arc<Self>, dirfd: &OwnedFd, entries: &Arc<Vec<Entry>>) {
+        let Ok(fd) = dirfd.try_clone() else { return };
+        let (weak, entries) = (Arc::downgrade(attrs), entries.clone());
+        attrs.progress.lock().unwrap().running += 1;
+        let started = std::thread::Builder::new()
+            .name("s3hpc-list-attrs".into())
+            .spawn(move || {
+                // The first readdir of a handle brings the whole directory.
+                let dir = read_dir(&fd).ok().map(|mut dir| {
+                    let _ = dir.next();
+                    dir
+                });
+                fill(&weak, &fd, &entries, dir);
+            });
+        if started.is_err() {
+            attrs.publish(true);
+        }
+    }
+}
+
+/// Takes chunks of the window's stats until none is left, on a thread
+/// that read the directory, while `_dir` (its handle) is open. Stops once
+/// nothing else holds the attributes (the window was dropped).
+fn fill(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], _dir: Option<Dir>) {
+    loop {
+        let Some(attrs) = attrs.upgrade() else { return };
+        let Some(chunk) = attrs.claim() else {
+            attrs.publish(true);
+            return;
+        };
+        for i in chunk {
+            let e = &entries[i];
             let attr = (e.kind == Kind::File)
                 .then(|| statat(dirfd, e.name(), AtFlags::SYMLINK_NOFOLLOW).ok())
                 .flatten()
                 .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
                 .map(|st| Attr::of(&st));
-            let _ = self.slots[i].set(attr);
-            if (i + 1) % PUBLISH_EVERY == 0 {
-                self.publish(i + 1, false);
-            }
+            let _ = attrs.slots[i].set(attr);
         }
-        let filled = self.slots.iter().take_while(|s| s.get().is_some()).count();
-        self.publish(filled, true);
+        attrs.publish(false);
     }
 }
 
@@ -187,10 +236,17 @@ pub(super) fn read_window_with_attrs(
             let attrs = Arc::new(Attrs::new(read.window.entries.len()));
             read.window.attrs = Some(attrs.clone());
             let entries = read.window.entries.clone();
+            if entries.len() >= PARALLEL_FROM {
+                for _ in 1..STAT_THREADS {
+                    Attrs::spawn_helper(&attrs, &fd, &entries);
+                }
+            }
+            let weak = Arc::downgrade(&attrs);
+            drop(attrs);
             if tx.send(Some(read)).is_err() {
                 return;
             }
-            attrs.fill(&fd, &entries, dir);
+            fill(&weak, &fd, &entries, Some(dir));
         })
         .ok()?;
     Some(rx.recv().ok().flatten())
