@@ -213,8 +213,8 @@ fn fill(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], _dir: Option<Di
 
 /// Reads a window of directory `dirfd` as `read_window` does, on a thread
 /// of its own that then stays to take the attributes of its files (see
-/// the module docs). None if the directory could not be read, or no
-/// thread started (the caller reads it itself).
+/// the module docs). Some(None) if the directory could not be read; None
+/// if no thread started or it gave no answer (the caller reads it itself).
 pub(super) fn read_window_with_attrs(
     dirfd: &OwnedFd,
     from: Option<&super::window::Bound>,
@@ -249,5 +249,6 @@ pub(super) fn read_window_with_attrs(
             fill(&weak, &fd, &entries, Some(dir));
         })
         .ok()?;
-    Some(rx.recv().ok().flatten())
+    // A thread that ended without an answer (a panic): the caller reads.
+    rx.recv().ok()
 }
