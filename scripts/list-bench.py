@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 import http.client
+import multiprocessing
 import urllib.parse
 
 BUCKET = "listbench"
@@ -47,23 +48,34 @@ def free_port():
         return s.getsockname()[1]
 
 
-def make_tree(root, n, size):
-    d = os.path.join(root, BUCKET, f"d{n}")
-    os.makedirs(d, exist_ok=True)
-    have = len(os.listdir(d))
-    if have >= n:
-        return d
+def make_range(d, lo, hi, size):
     body = b"x" * size
     fd_dir = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for i in range(n):
-            name = f"obj-{i:08d}"
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=fd_dir)
+        for i in range(lo, hi):
+            fd = os.open(f"obj-{i:08d}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=fd_dir)
             if body:
                 os.write(fd, body)
             os.close(fd)
     finally:
         os.close(fd_dir)
+
+
+def make_tree(root, n, size, jobs=1):
+    """The bucket directory of N files, made by `jobs` processes at once
+    (no fsync: on a FUSE file system each create waits for a server)."""
+    d = os.path.join(root, BUCKET, f"d{n}")
+    os.makedirs(d, exist_ok=True)
+    have = len(os.listdir(d))
+    if have >= n:
+        return d
+    step = -(-n // jobs)
+    ranges = [(d, lo, min(lo + step, n), size) for lo in range(0, n, step)]
+    if jobs == 1:
+        make_range(*ranges[0])
+    else:
+        with multiprocessing.Pool(jobs) as pool:
+            pool.starmap(make_range, ranges)
     return d
 
 
@@ -158,6 +170,7 @@ def main():
     ap.add_argument("--size", type=int, default=0, help="bytes per file (tmpfs: 0 keeps 1M files in RAM small)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of list, find and ls, in turn (medians)")
     ap.add_argument("--keep", action="store_true", help="keep the trees")
+    ap.add_argument("--jobs", type=int, default=1, help="processes making the files")
     ap.add_argument("--make-only", action="store_true",
                     help="only make the trees (on one node, then run the rest on another)")
     a = ap.parse_args()
@@ -165,11 +178,11 @@ def main():
     if a.make_only:
         for n in [int(x) for x in a.sizes.split(",")]:
             t = time.perf_counter()
-            make_tree(a.root, n, a.size)
+            make_tree(a.root, n, a.size, a.jobs)
             print(f"N={n}: made in {time.perf_counter() - t:.1f} s")
         return
     for n in [int(x) for x in a.sizes.split(",")]:
-        d = make_tree(a.root, n, a.size)
+        d = make_tree(a.root, n, a.size, a.jobs)
         tmp = plant_dead_temporary(d)
         port = free_port()
         log = open(os.path.join(a.root, f"serve-{n}.log"), "w+")
@@ -177,6 +190,7 @@ def main():
         proc = subprocess.Popen(argv, stdout=log, stderr=log)
         try:
             start = first_answer(port, proc)
+            print(f"N={n}: first answer {start:.3f} s", file=sys.stderr, flush=True)
             # Listing, find and ls in turn, --reps times: the machine's
             # load changes less between neighbours.
             pages, totals, finds, lss = [], [], [], []
@@ -190,6 +204,9 @@ def main():
                     print(f"N={n}: listed {got} keys", file=sys.stderr)
                 finds.append(timed(["find", d, "-type", "f", "-size", "-1k"], 1))
                 lss.append(timed(["ls", "-f", d], 1))
+                print(f"N={n}: list {totals[-1]:.2f} s ({len(these)} pages, median "
+                      f"{statistics.median(these) * 1000:.1f} ms), find {finds[-1]:.2f} s, "
+                      f"ls -f {lss[-1]:.2f} s", file=sys.stderr, flush=True)
             # The sweep in the background removed the planted temporary.
             t0 = time.time()
             while os.path.exists(tmp) and time.time() - t0 < 120:

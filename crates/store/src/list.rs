@@ -12,6 +12,7 @@
 //! cached while the directory's stamp shows no change, make it O(N) in all
 //! (see `window`).
 
+mod attrs;
 mod window;
 
 pub(crate) use window::ListingCache;
@@ -160,9 +161,8 @@ impl Store {
             if let Some(w) = stamp.and_then(|s| self.listings.get(rel, s, from)) {
                 return Some((dirfd, w));
             }
-            let ahead = ahead.filter(|_| self.profile.stat_with_readdir);
             let read_at = SystemTime::now();
-            let read = read_window(&dirfd, from, limit, ahead)?;
+            let read = self.read_shared_window(&dirfd, from, limit, ahead)?;
             if read.seen == 0 {
                 self.remove_empty(rel);
             }
@@ -192,6 +192,29 @@ impl Store {
             self.listings.put(rel, stamp, from.cloned(), &read.window);
         }
         Some((fd, read.window))
+    }
+
+    /// Reads a window of a directory on a shared file system. Where the
+    /// client answers stats from what the readdir brought, on a thread
+    /// that keeps doing so for the whole window (`attrs`), or else on this
+    /// thread for the files this page may return (`ahead`): threads act
+    /// as the server, so not for a user's listing.
+    fn read_shared_window(
+        &self,
+        dirfd: &OwnedFd,
+        from: Option<&Bound>,
+        limit: usize,
+        ahead: Option<StatAhead<'_>>,
+    ) -> Option<window::Read> {
+        if !self.profile.stat_with_readdir {
+            return read_window(dirfd, from, limit, None);
+        }
+        if !crate::identity::acting_as_user() {
+            if let Some(read) = attrs::read_window_with_attrs(dirfd, from, limit) {
+                return read;
+            }
+        }
+        read_window(dirfd, from, limit, ahead)
     }
 
     /// Tests: listing windows of `entries` entries (0: as sized normally),
@@ -352,8 +375,8 @@ impl Walk<'_> {
                     let info = match found.remove(&i) {
                         Some(info) => info,
                         None => {
-                            let read = w.stats.get(i).and_then(|s| s.as_deref());
-                            self.stat_unless_passed(fd, &key, e.name(), read)
+                            let read = w.stat_of(i);
+                            self.stat_unless_passed(fd, &key, e.name(), read.as_ref())
                         }
                     };
                     self.visit_file(&key, info)?
@@ -437,8 +460,10 @@ impl Walk<'_> {
             .max
             .saturating_sub(self.page.objects.len() + self.page.common_prefixes.len());
         let mut wanted: Vec<(usize, String)> = Vec::new();
+        // Files the page will return, looked up or not.
+        let mut returned = 0;
         for (i, e) in w.entries.iter().enumerate().skip(start) {
-            if wanted.len() >= budget || !e.sort_key.starts_with(filter) {
+            if returned >= budget || !e.sort_key.starts_with(filter) {
                 break;
             }
             match e.kind {
@@ -447,7 +472,13 @@ impl Walk<'_> {
                 Kind::Dir | Kind::DirSelf => break,
             }
             let key = format!("{key_prefix}{}", e.sort_key);
-            if !self.skipped(&key) && self.common_prefix(&key).is_none() {
+            if self.skipped(&key) || self.common_prefix(&key).is_some() {
+                continue;
+            }
+            returned += 1;
+            // A file whose attributes came with the directory and that
+            // has no metadata to read needs no round trip.
+            if w.stat_of(i).is_none_or(|st| meta::has_meta(&st)) {
                 wanted.push((i, key));
             }
         }
@@ -465,8 +496,11 @@ impl Walk<'_> {
                     scope.spawn(move || {
                         part.iter()
                             .map(|(i, key)| {
-                                let read = w.stats.get(*i).and_then(|s| s.as_deref());
-                                (*i, stat_object(fd, key, w.entries[*i].name(), read))
+                                let read = w.stat_of(*i);
+                                (
+                                    *i,
+                                    stat_object(fd, key, w.entries[*i].name(), read.as_ref()),
+                                )
                             })
                             .collect::<Vec<_>>()
                     })

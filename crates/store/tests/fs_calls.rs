@@ -444,6 +444,26 @@ fn shared_paths(data: &[u8]) {
         &[(Stat, 4), (Open, 1), (Fstat, 1)],
     );
 
+    // MooseFS: the window's attributes were taken by the thread that read
+    // the directory (done well within the pause) and are cached with it:
+    // the continuation page stats no file.
+    let (_tmp, s) = five(&|p| {
+        p.coherent_dir_stamps = true;
+        p.stat_with_readdir = true;
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    r.continuation_token = None;
+    let first = s.list_objects(BUCKET, &r).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    r.continuation_token = first.next_token;
+    let (page, c) = calls(|| s.list_objects(BUCKET, &r).unwrap());
+    assert_eq!(page.objects.len(), 2);
+    expect(
+        &c,
+        "shared, attributes with the readdir: a continuation page from the cached window",
+        &[(Stat, 1), (Open, 1), (Fstat, 1)],
+    );
+
     // GlusterFS: a miss is retried 3 times (1, 2, 4 ms), each with the
     // directory check, since a name can be missing while it is renamed over.
     let (_tmp, s) = open(true);

@@ -330,11 +330,12 @@ fn paging_matches_the_model_exactly() {
 
 /// Stores over `env`'s tree taking each listing path: local, shared with
 /// trusted directory stamps, and shared without.
-fn every_path(env: &Env) -> [(&'static str, Store); 3] {
-    let shared = |coherent: bool| {
+fn every_path(env: &Env) -> [(&'static str, Store); 4] {
+    let shared = |coherent: bool, with_readdir: bool| {
         Store::open_adjusted(env.root(), env.store.config(), |p| {
             p.shared = true;
             p.coherent_dir_stamps = coherent;
+            p.stat_with_readdir = with_readdir;
         })
         .unwrap()
     };
@@ -343,8 +344,11 @@ fn every_path(env: &Env) -> [(&'static str, Store); 3] {
             "local",
             Store::open(env.root(), env.store.config()).unwrap(),
         ),
-        ("shared", shared(true)),
-        ("shared, stamps not trusted", shared(false)),
+        ("shared", shared(true, false)),
+        ("shared, stamps not trusted", shared(false, false)),
+        // MooseFS: the attributes taken with the readdir, cached with the
+        // window.
+        ("shared, attributes with the readdir", shared(true, true)),
     ]
 }
 
@@ -776,4 +780,49 @@ fn listing_cache_stays_bounded() {
         bytes < 32 * 4 * 64,
         "{bytes} bytes for {windows} windows of 4"
     );
+}
+
+/// A window large enough that several threads take its attributes (MooseFS
+/// path, each with its own read of the directory): every page is what
+/// stat'ing each file when the page is asked for gives, sizes and ETags
+/// included, and a page from the cached window is the same again.
+#[test]
+fn attributes_taken_by_several_threads_match_plain_stats() {
+    let env = Env::new();
+    fs::create_dir(env.path("big")).unwrap();
+    for i in 0..20_000 {
+        fs::write(env.path(&format!("big/f{i:05}")), vec![b'x'; i % 7]).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(1100));
+    let attrs = Store::open_adjusted(env.root(), env.store.config(), |p| {
+        p.shared = true;
+        p.coherent_dir_stamps = true;
+        p.stat_with_readdir = true;
+    })
+    .unwrap();
+    let r = ListRequest {
+        prefix: "big/".into(),
+        max_keys: 1000,
+        ..Default::default()
+    };
+    for pass in 0..2 {
+        let (mut a, mut b) = (r.clone(), r.clone());
+        let mut pages = 0;
+        loop {
+            let (want, got) = (
+                env.store.list_objects(BUCKET, &a).unwrap(),
+                attrs.list_objects(BUCKET, &b).unwrap(),
+            );
+            assert_eq!(want, got, "pass {pass}, page {pages}");
+            pages += 1;
+            match got.next_token {
+                Some(t) if got.is_truncated => {
+                    a.continuation_token = Some(t.clone());
+                    b.continuation_token = Some(t);
+                }
+                _ => break,
+            }
+        }
+        assert_eq!(pages, 20, "pass {pass}");
+    }
 }

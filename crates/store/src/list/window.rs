@@ -23,9 +23,10 @@
 //! (`FsProfile::coherent_dir_stamps`). Elsewhere every page reads the
 //! directory again, still in bounded memory.
 
+use super::attrs::{Attrs, MAX_AGE};
 use crate::fscalls::{read_dir, statat};
 use crate::names::{is_reserved, DIR_ENTRY};
-use rustix::fs::{AtFlags, FileType, Stat};
+use rustix::fs::{AtFlags, Dir, FileType, Stat};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -119,6 +120,9 @@ pub(super) struct Window {
     /// `entries` (`FsProfile::stat_with_readdir`); empty if none. Never
     /// cached: a page uses only the stats of its own read.
     pub stats: Vec<Option<Box<Stat>>>,
+    /// The attributes of its files taken with the read, cached with the
+    /// window (`attrs`, `FsProfile::stat_with_readdir`).
+    pub attrs: Option<Arc<Attrs>>,
     /// The directory holds entries after the last one here.
     pub more: bool,
 }
@@ -131,6 +135,15 @@ impl Window {
             key: last.sort_key.clone(),
             inclusive: false,
         })
+    }
+
+    /// The attributes of entry `i` taken as the directory was read, if
+    /// they were.
+    pub fn stat_of(&self, i: usize) -> Option<Stat> {
+        if let Some(st) = self.stats.get(i).and_then(|s| s.as_deref()) {
+            return Some(*st);
+        }
+        self.attrs.as_ref()?.get(i)
     }
 }
 
@@ -174,8 +187,21 @@ pub(super) fn read_window(
     dirfd: &OwnedFd,
     from: Option<&Bound>,
     limit: usize,
-    mut ahead: Option<StatAhead<'_>>,
+    ahead: Option<StatAhead<'_>>,
 ) -> Option<Read> {
+    let dir = read_dir(dirfd).ok()?;
+    read_window_in(dir, dirfd, from, limit, ahead).map(|(read, _)| read)
+}
+
+/// `read_window` through `dir`, a handle of `dirfd` opened for reading,
+/// returned still open.
+pub(super) fn read_window_in(
+    mut dir: Dir,
+    dirfd: &OwnedFd,
+    from: Option<&Bound>,
+    limit: usize,
+    mut ahead: Option<StatAhead<'_>>,
+) -> Option<(Read, Dir)> {
     let mut k = Keeper {
         from,
         limit: limit.max(1),
@@ -184,7 +210,7 @@ pub(super) fn read_window(
         cutoff: None,
     };
     let mut seen = 0;
-    for e in read_dir(dirfd).ok()?.flatten() {
+    for e in (&mut dir).flatten() {
         let name = e.file_name().to_bytes();
         if name == b"." || name == b".." {
             continue;
@@ -251,14 +277,16 @@ pub(super) fn read_window(
     kept.sort_unstable_by(by_key);
     let with_stats = ahead.is_some();
     let (entries, stats): (Vec<Entry>, Vec<Option<Box<Stat>>>) = kept.into_iter().unzip();
-    Some(Read {
+    let read = Read {
         window: Window {
             entries: Arc::new(entries),
             stats: if with_stats { stats } else { Vec::new() },
+            attrs: None,
             more,
         },
         seen,
-    })
+    };
+    Some((read, dir))
 }
 
 type Kept = (Entry, Option<Box<Stat>>);
@@ -370,14 +398,26 @@ struct Cached {
     stamp: DirStamp,
     from: Option<Bound>,
     entries: Arc<Vec<Entry>>,
+    attrs: Option<Arc<Attrs>>,
     more: bool,
     bytes: usize,
     used: u64,
 }
 
 impl Cached {
+    /// Attributes taken with the read grow stale when a POSIX program
+    /// writes a file in place (the directory's stamp stays).
+    fn expired(&self) -> bool {
+        self.attrs
+            .as_ref()
+            .is_some_and(|a| a.taken_at.elapsed() > MAX_AGE)
+    }
+
     /// Whether this window holds where a walk from `from` starts.
     fn serves(&self, from: Option<&Bound>) -> bool {
+        if self.expired() {
+            return false;
+        }
         if !Bound::covers(self.from.as_ref(), from) {
             return false;
         }
@@ -432,6 +472,7 @@ impl ListingCache {
         Some(Window {
             entries: c.entries.clone(),
             stats: Vec::new(),
+            attrs: c.attrs.clone(),
             more: c.more,
         })
     }
@@ -460,13 +501,15 @@ impl ListingCache {
     }
 
     pub(super) fn put(&self, rel: &str, stamp: DirStamp, from: Option<Bound>, w: &Window) {
-        let bytes = window_bytes(&w.entries);
+        let bytes = window_bytes(&w.entries) + w.attrs.as_ref().map_or(0, |a| a.bytes());
         if bytes > CACHE_BYTES / 2 {
             return;
         }
         let mut inner = self.inner.lock().unwrap();
         // Windows of an older version of the directory are useless now.
-        inner.windows.retain(|c| c.rel != rel || c.stamp == stamp);
+        inner
+            .windows
+            .retain(|c| c.rel != rel || c.stamp == stamp && !c.expired());
         while inner.windows.len() >= CACHED_WINDOWS || inner.bytes_now() + bytes > CACHE_BYTES {
             let Some(lru) = (0..inner.windows.len()).min_by_key(|&i| inner.windows[i].used) else {
                 break;
@@ -481,6 +524,7 @@ impl ListingCache {
             stamp,
             from,
             entries: w.entries.clone(),
+            attrs: w.attrs.clone(),
             more: w.more,
             bytes,
             used,
