@@ -184,6 +184,14 @@ pub enum Request<'a> {
         key: Cow<'a, str>,
         condition: Cow<'a, DeleteCondition>,
     },
+    /// Version 4 on: GET with `partNumber`, answered by `ObjectPart`.
+    GetObjectPart {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        #[serde(borrow)]
+        key: Cow<'a, str>,
+        part_number: u32,
+    },
 }
 
 impl Request<'_> {
@@ -201,6 +209,7 @@ impl Request<'_> {
             | HeadObject { bucket, key }
             | DeleteObject { bucket, key }
             | DeleteObjectIf { bucket, key, .. }
+            | GetObjectPart { bucket, key, .. }
             | CreateMultipartUpload { bucket, key, .. }
             | UploadPart { bucket, key, .. }
             | CompleteMultipartUpload { bucket, key, .. }
@@ -242,6 +251,7 @@ impl Request<'_> {
             Request::PutObjectTagging { .. } => 18,
             Request::DeleteObjectTagging { .. } => 19,
             Request::DeleteObjectIf { .. } => 20,
+            Request::GetObjectPart { .. } => 21,
         }
     }
 
@@ -279,7 +289,7 @@ impl Request<'_> {
 
 /// The name of an op code, `unknown` for codes outside the table.
 pub fn op_name(op: u8) -> &'static str {
-    const NAMES: [&str; 21] = [
+    const NAMES: [&str; 22] = [
         "CreateBucket",
         "DeleteBucket",
         "HeadBucket",
@@ -301,6 +311,7 @@ pub fn op_name(op: u8) -> &'static str {
         "PutObjectTagging",
         "DeleteObjectTagging",
         "DeleteObjectIf",
+        "GetObjectPart",
     ];
     NAMES.get(op as usize).copied().unwrap_or("unknown")
 }
@@ -334,6 +345,14 @@ pub enum Response {
     },
     /// GetObjectTagging (version 2).
     Tags(Tags),
+    /// GetObjectPart (version 4): as `Object` (data frames follow), and
+    /// how many parts the object has (None: not uploaded in parts).
+    ObjectPart {
+        info: ObjectInfo,
+        offset: u64,
+        length: u64,
+        parts_count: Option<u32>,
+    },
 }
 
 /// A failed reply: the S3 error code (as S3 spells it) and the message.
