@@ -114,6 +114,10 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("read_exact_body_length", read_exact_body_length),
     ("put_checksum_verified", put_checksum_verified),
     ("conditional_put", conditional_put),
+    (
+        "conditional_put_none_match_etag",
+        conditional_put_none_match_etag,
+    ),
     ("conditional_delete", conditional_delete),
     (
         "conditional_copy_and_complete",

@@ -241,10 +241,9 @@ pub fn write_condition(
         (Some(ETagCondition::Any), None) => Ok(WriteCondition::IfMatch("*".into())),
         (Some(ETagCondition::ETag(t)), None) => Ok(WriteCondition::IfMatch(quote(t.value()))),
         (None, Some(ETagCondition::Any)) => Ok(WriteCondition::IfNoneMatch),
-        (None, Some(ETagCondition::ETag(_))) => Err(s3s::s3_error!(
-            NotImplemented,
-            "If-None-Match on a write takes only *, meaning create if absent"
-        )),
+        (None, Some(ETagCondition::ETag(t))) => {
+            Ok(WriteCondition::IfNoneMatchEtag(quote(t.value())))
+        }
     }
 }
 

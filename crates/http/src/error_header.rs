@@ -78,8 +78,14 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
         // A cheap clone (shared bytes); read only for an error's Resource.
         let uri = req.uri().clone();
         let sends_body = sends_body(req.headers());
+        let attributes =
+            req.method() == Method::GET && crate::attributes_etag::asks_attributes(uri.query());
         Box::pin(async move {
-            let mut resp = match crate::unframed::state_length(&mut req).await {
+            let prepared = match crate::presigned::refuse_expired(req.uri()) {
+                Ok(()) => crate::unframed::state_length(&mut req).await,
+                refused => refused,
+            };
+            let mut resp = match prepared {
                 Ok(()) => service.call(req).await?,
                 Err(e) => e
                     .to_http_response()
@@ -87,6 +93,9 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
             };
             let id = request_id();
             policy_condition_refusal(&mut resp);
+            if attributes {
+                crate::attributes_etag::unquote_etag(&mut resp);
+            }
             let failed = resp.status().as_u16() >= 400;
             if failed {
                 complete_error(&mut resp, uri.path(), &id);
@@ -117,14 +126,7 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
 fn policy_condition_refusal(resp: &mut HttpResponse) {
     const CODE: &str = "<Code>InvalidPolicyDocument</Code><Message>";
     const BROKEN: [&str; 2] = ["Policy condition ", "Bucket in form field "];
-    if resp.status() != hyper::StatusCode::BAD_REQUEST {
-        return;
-    }
-    let Some(text) = resp
-        .body()
-        .bytes()
-        .and_then(|b| String::from_utf8(b.to_vec()).ok())
-    else {
+    let Some(text) = body_text(resp, hyper::StatusCode::BAD_REQUEST) else {
         return;
     };
     let Some(at) = text.find(CODE) else { return };
@@ -138,6 +140,17 @@ fn policy_condition_refusal(resp: &mut HttpResponse) {
     );
     *resp.body_mut() = s3s::Body::from(text);
     *resp.status_mut() = hyper::StatusCode::FORBIDDEN;
+}
+
+/// The whole body of an answer with this status, as text (answers of
+/// s3s's XML are whole in memory); None for another status or a stream.
+pub(crate) fn body_text(resp: &HttpResponse, status: hyper::StatusCode) -> Option<String> {
+    if resp.status() != status {
+        return None;
+    }
+    resp.body()
+        .bytes()
+        .and_then(|b| String::from_utf8(b.to_vec()).ok())
 }
 
 /// Whether a request announces a body (a length above 0, or chunks).

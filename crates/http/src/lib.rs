@@ -19,6 +19,7 @@
 
 mod access_log;
 mod acl;
+mod attributes_etag;
 mod auth;
 mod body;
 mod checksums;
@@ -29,6 +30,7 @@ mod gather;
 mod mapped;
 mod metrics;
 mod observe;
+mod presigned;
 mod server;
 mod service;
 mod sigv2_path;

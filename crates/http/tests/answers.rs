@@ -87,3 +87,66 @@ fn listing_details() {
     assert!(xml.contains("<Prefix>%0A</Prefix>"), "v2: {xml}");
     s.server.shutdown().unwrap();
 }
+
+/// ListBuckets pages: `max-buckets`, the continuation token it answers
+/// while more remain, and `prefix`.
+#[test]
+fn list_buckets_pages() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    for b in ["pa1", "pb1", "qc1"] {
+        assert_eq!(request(addr, &format!("PUT /{b} HTTP/1.1\r\n"), b"").0, 200);
+    }
+    let list = |query: &str| {
+        let (st, _, body) = request(addr, &format!("GET /?{query} HTTP/1.1\r\n"), b"");
+        assert_eq!(st, 200, "{query}");
+        let xml = String::from_utf8(body).unwrap();
+        let names: Vec<String> = xml
+            .split("<Name>")
+            .skip(1)
+            .map(|n| n[..n.find("</Name>").unwrap()].to_string())
+            .collect();
+        let token = xml
+            .split_once("<ContinuationToken>")
+            .map(|(_, t)| t[..t.find("</ContinuationToken>").unwrap()].to_string());
+        (names, token)
+    };
+    let (names, token) = list("max-buckets=2");
+    assert_eq!(
+        (names, token.as_deref()),
+        (vec!["bkt".into(), "pa1".into()], Some("pa1"))
+    );
+    let (names, token) = list("max-buckets=2&continuation-token=pa1");
+    assert_eq!(
+        (names, token),
+        (vec!["pb1".to_string(), "qc1".into()], None)
+    );
+    let (names, token) = list("prefix=p&max-buckets=1&continuation-token=pa1");
+    assert_eq!((names, token), (vec!["pb1".to_string()], None));
+    assert_eq!(list("").0.len(), 4);
+    let (st, _, _) = request(addr, "GET /?max-buckets=0 HTTP/1.1\r\n", b"");
+    assert_eq!(st, 400);
+    s.server.shutdown().unwrap();
+}
+
+/// GetObjectAttributes gives the ETag unquoted, as AWS does (SDKs pass it
+/// through), where every other answer quotes it.
+#[test]
+fn object_attributes_etag_unquoted() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    let (_, h, _) = request(addr, "PUT /bkt/k HTTP/1.1\r\n", b"bar");
+    let etag = header(&h, "etag").unwrap().to_string();
+    let (st, _, body) = request(
+        addr,
+        "GET /bkt/k?attributes HTTP/1.1\r\nx-amz-object-attributes: ETag,ObjectSize\r\n",
+        b"",
+    );
+    let xml = String::from_utf8(body).unwrap();
+    assert_eq!(st, 200, "{xml}");
+    assert!(
+        xml.contains(&format!("<ETag>{}</ETag>", etag.trim_matches('"'))),
+        "{xml}"
+    );
+    s.server.shutdown().unwrap();
+}

@@ -140,6 +140,23 @@ impl RemoteClient {
         })
     }
 
+    /// A GET answered with data frames: the body reads them from `conn`.
+    fn streamed(&self, conn: Connection, info: ObjectInfo, offset: u64, length: u64) -> GetObject {
+        let id = conn.last_id();
+        let body = RemoteBody {
+            data: Some(DataIn::new(conn, id)),
+            pool: self.pool.clone(),
+            length,
+            key: info.key.clone(),
+        };
+        GetObject {
+            info,
+            offset,
+            length,
+            body: Box::new(body),
+        }
+    }
+
     /// A call whose only answer is `Done`.
     fn done(&self, req: Request<'_>) -> Result<()> {
         let name = req.name();
@@ -543,19 +560,25 @@ impl S3Client for RemoteClient {
         // is unknown.
         let (info, offset, length) = reply!("GetObject", r,
             Response::Object { info, offset, length } => (info, offset, length))?;
-        let id = conn.last_id();
-        let body = RemoteBody {
-            data: Some(DataIn::new(conn, id)),
-            pool: self.pool.clone(),
-            length,
-            key: info.key.clone(),
+        Ok(self.streamed(conn, info, offset, length))
+    }
+
+    fn get_object_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        part_number: u32,
+    ) -> Result<(GetObject, Option<u32>)> {
+        let req = Request::GetObjectPart {
+            bucket: bucket.into(),
+            key: key.into(),
+            part_number,
         };
-        Ok(GetObject {
-            info,
-            offset,
-            length,
-            body: Box::new(body),
-        })
+        let (r, conn) = self.call(&req, Body::None)?;
+        let (info, offset, length, count) = reply!("GetObjectPart", r,
+            Response::ObjectPart { info, offset, length, parts_count } =>
+                (info, offset, length, parts_count))?;
+        Ok((self.streamed(conn, info, offset, length), count))
     }
 
     fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {

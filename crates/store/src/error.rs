@@ -52,6 +52,8 @@ error_codes! {
     InvalidRequest => "InvalidRequest",
     IncompleteBody => "IncompleteBody",
     PreconditionFailed => "PreconditionFailed",
+    // Conditional writers that kept racing on one key.
+    ConditionalRequestConflict => "ConditionalRequestConflict",
     NotImplemented => "NotImplemented",
     InsufficientStorage => "InsufficientStorage",
     AccessDenied => "AccessDenied",
@@ -66,7 +68,9 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             NoSuchBucket | NoSuchKey | NoSuchUpload => 404,
-            BucketNotEmpty | BucketAlreadyOwnedByYou | KeyConflict => 409,
+            BucketNotEmpty | BucketAlreadyOwnedByYou | KeyConflict | ConditionalRequestConflict => {
+                409
+            }
             InvalidRange => 416,
             PreconditionFailed => 412,
             NotImplemented => 501,

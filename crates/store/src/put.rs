@@ -223,14 +223,25 @@ impl Store {
     ) -> Result<(String, rustix::fs::Stat)> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
-        if let WriteCondition::IfMatch(want) = cond {
+        match cond {
             // Fail early, before any data is written and without making
             // directories for a key that does not exist; the check that
-            // counts is the one made under the lock in `place`.
-            let info = self.head_unchecked(bucket, key)?;
-            if !etag_matches(want, &info.etag) {
-                return Err(precondition_failed(bucket, key, cond, Some(&info.etag)));
+            // counts is the one made under the lock in `finish`.
+            WriteCondition::IfMatch(want) => {
+                let info = self.head_unchecked(bucket, key)?;
+                if !etag_matches(want, &info.etag) {
+                    return Err(precondition_failed(bucket, key, cond, Some(&info.etag)));
+                }
             }
+            WriteCondition::IfNoneMatchEtag(unwanted) => match self.head_unchecked(bucket, key) {
+                Ok(info) if etag_matches(unwanted, &info.etag) => {
+                    return Err(precondition_failed(bucket, key, cond, Some(&info.etag)))
+                }
+                Ok(_) => {}
+                Err(e) if e.code == ErrorCode::NoSuchKey => {}
+                Err(e) => return Err(e),
+            },
+            _ => {}
         }
         TEMP_NAME.with_borrow_mut(|tmp| {
             let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp, cond)?;
@@ -266,7 +277,7 @@ impl Store {
         let unnamed = match cond {
             WriteCondition::Always => !OverwritePredictor::expect_overwrite(),
             WriteCondition::IfNoneMatch => true,
-            WriteCondition::IfMatch(_) => false,
+            WriteCondition::IfMatch(_) | WriteCondition::IfNoneMatchEtag(_) => false,
         };
         if unnamed && self.unnamed_temps.load(Ordering::Relaxed) {
             let (dirfd, fd) = self.in_write_dir(bucket, key, rel, |d| {
@@ -393,6 +404,9 @@ impl Store {
                 // conditional writer can compare in between.
                 let _lock = self.lock_current(dirfd, bucket, key, want, cond)?;
                 self.place(dirfd, temp, tmp, bucket, key, cond)?
+            }
+            WriteCondition::IfNoneMatchEtag(unwanted) => {
+                self.place_unless(dirfd, temp, tmp, bucket, key, unwanted, cond)?
             }
             _ => self.place(dirfd, temp, tmp, bucket, key, cond)?,
         };
@@ -605,6 +619,49 @@ impl Store {
         linkat(dirfd, tmp, dirfd, name, AtFlags::empty())?;
         let _ = unlinkat(dirfd, tmp, AtFlags::empty());
         Ok(())
+    }
+
+    /// If-None-Match with ETags: the current object, locked, must not
+    /// have one of them; it is then replaced under the lock. An absent key
+    /// is created only if still absent, else the new object is compared
+    /// in turn (a writer that created it meanwhile may have written one of
+    /// the refused ETags).
+    #[allow(clippy::too_many_arguments)] // `place`'s arguments and the ETags
+    fn place_unless(
+        &self,
+        dirfd: &Rc<OwnedFd>,
+        temp: &Temp,
+        tmp: &mut String,
+        bucket: &str,
+        key: &str,
+        unwanted: &str,
+        cond: &WriteCondition,
+    ) -> Result<Rc<OwnedFd>> {
+        for _ in 0..16 {
+            match self.lock_object(dirfd, bucket, key)? {
+                Some(locked) if etag_matches(unwanted, &locked.info.etag) => {
+                    return Err(precondition_failed(
+                        bucket,
+                        key,
+                        cond,
+                        Some(&locked.info.etag),
+                    ))
+                }
+                Some(_locked) => {
+                    return self.place(dirfd, temp, tmp, bucket, key, &WriteCondition::Always)
+                }
+                None => {
+                    match self.place(dirfd, temp, tmp, bucket, key, &WriteCondition::IfNoneMatch) {
+                        Err(e) if e.code == ErrorCode::PreconditionFailed => continue,
+                        placed => return placed,
+                    }
+                }
+            }
+        }
+        Err(s3err!(
+            ConditionalRequestConflict,
+            "{bucket}/{key} was created and deleted again and again while this write compared              its ETag for If-None-Match; retry the write"
+        ))
     }
 
     /// If-Match's compare-and-swap: locks the current object (see
@@ -881,6 +938,11 @@ fn precondition_failed(
             PreconditionFailed,
             "{bucket}/{key} has ETag {etag}, not {want} as If-Match requires; it was not \
              written (read the object again and retry with its current ETag)"
+        ),
+        (WriteCondition::IfNoneMatchEtag(unwanted), Some(etag)) => s3err!(
+            PreconditionFailed,
+            "{bucket}/{key} has ETag {etag}, which If-None-Match: {unwanted} refuses; the \
+             existing object was left as it was"
         ),
         _ => s3err!(
             PreconditionFailed,

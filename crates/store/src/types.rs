@@ -119,6 +119,10 @@ pub enum WriteCondition {
     /// one (quoted or not; `*` matches any object), else PreconditionFailed;
     /// NoSuchKey if there is no object.
     IfMatch(String),
+    /// `If-None-Match: ETAG[, ETAG]`: write unless the current object's
+    /// ETag is one of these (PreconditionFailed, and it is untouched); an
+    /// absent key is created. Checked under the lock If-Match takes.
+    IfNoneMatchEtag(String),
 }
 
 impl WriteCondition {

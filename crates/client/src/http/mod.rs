@@ -223,6 +223,7 @@ fn with_condition<'a>(call: Call<'a>, cond: &WriteCondition) -> Call<'a> {
         WriteCondition::Always => call,
         WriteCondition::IfNoneMatch => call.header("if-none-match", "*"),
         WriteCondition::IfMatch(etag) => call.header("if-match", etag.clone()),
+        WriteCondition::IfNoneMatchEtag(etags) => call.header("if-none-match", etags.clone()),
     }
 }
 

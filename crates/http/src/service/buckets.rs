@@ -8,9 +8,10 @@ use s3s::{S3Request, S3Response, S3Result};
 
 pub(super) async fn list_buckets(
     engine: &Engine,
-    _req: S3Request<ListBucketsInput>,
+    req: S3Request<ListBucketsInput>,
 ) -> S3Result<S3Response<ListBucketsOutput>> {
-    let buckets = run(|| engine.store.list_buckets())?
+    let (page, continuation_token) = page(run(|| engine.store.list_buckets())?, &req.input)?;
+    let buckets = page
         .into_iter()
         .map(|b| Bucket {
             name: Some(b.name),
@@ -24,8 +25,39 @@ pub(super) async fn list_buckets(
             display_name: Some("s3hpc".into()),
             id: Some("s3hpc".into()),
         }),
-        ..Default::default()
+        continuation_token,
+        prefix: req.input.prefix,
     }))
+}
+
+/// S3's page size when a token or prefix comes without `max-buckets`.
+const MAX_BUCKETS: i32 = 10_000;
+
+/// The page ListBuckets answers: names with the prefix, after the
+/// continuation token (the last name of the previous page), at most
+/// `max-buckets`; and the token for the next page when there is one.
+fn page(
+    mut all: Vec<s3hpc_store::BucketInfo>,
+    i: &ListBucketsInput,
+) -> S3Result<(Vec<s3hpc_store::BucketInfo>, Option<String>)> {
+    let max = i.max_buckets.unwrap_or(MAX_BUCKETS);
+    if !(1..=MAX_BUCKETS).contains(&max) {
+        return Err(s3s::s3_error!(
+            InvalidArgument,
+            "max-buckets {max} is outside 1 to {MAX_BUCKETS}"
+        ));
+    }
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    let after = i.continuation_token.as_deref().unwrap_or("");
+    let prefix = i.prefix.as_deref().unwrap_or("");
+    let mut page: Vec<_> = all
+        .into_iter()
+        .filter(|b| b.name.as_str() > after && b.name.starts_with(prefix))
+        .collect();
+    let more = page.len() > max as usize;
+    page.truncate(max as usize);
+    let token = more.then(|| page.last().map(|b| b.name.clone())).flatten();
+    Ok((page, token))
 }
 
 pub(super) async fn create_bucket(
@@ -33,6 +65,7 @@ pub(super) async fn create_bucket(
     req: S3Request<CreateBucketInput>,
 ) -> S3Result<S3Response<CreateBucketOutput>> {
     acl::check_bucket_canned(req.input.acl.as_ref())?;
+    super::unsupported::refuse_object_lock(&req.input)?;
     let bucket = req.input.bucket;
     run(|| engine.store.create_bucket(&bucket))?;
     Ok(S3Response::new(CreateBucketOutput {

@@ -14,6 +14,7 @@ mod listing;
 mod multipart;
 mod objects;
 mod tagging;
+mod unsupported;
 
 use crate::body::{self, BodyFault, ChannelReader, Decoded, Framing, Incoming};
 use crate::convert::s3_error;
@@ -286,4 +287,10 @@ route! {
     configurations::delete_bucket_encryption(DeleteBucketEncryptionInput) -> DeleteBucketEncryptionOutput;
     configurations::delete_public_access_block(DeletePublicAccessBlockInput) -> DeletePublicAccessBlockOutput;
     configurations::delete_bucket_website(DeleteBucketWebsiteInput) -> DeleteBucketWebsiteOutput;
+    unsupported::put_bucket_lifecycle_configuration(PutBucketLifecycleConfigurationInput) -> PutBucketLifecycleConfigurationOutput;
+    unsupported::put_object_lock_configuration(PutObjectLockConfigurationInput) -> PutObjectLockConfigurationOutput;
+    unsupported::put_object_retention(PutObjectRetentionInput) -> PutObjectRetentionOutput;
+    unsupported::get_object_retention(GetObjectRetentionInput) -> GetObjectRetentionOutput;
+    unsupported::put_object_legal_hold(PutObjectLegalHoldInput) -> PutObjectLegalHoldOutput;
+    unsupported::get_object_legal_hold(GetObjectLegalHoldInput) -> GetObjectLegalHoldOutput;
 }

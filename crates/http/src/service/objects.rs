@@ -6,7 +6,6 @@ use crate::body::GetStream;
 use crate::checksums::{body_checks, known_value, set_checksum};
 use crate::convert::{self, s3_error};
 use crate::error_header::KernelCopiesBodies;
-use s3hpc_store::ChecksumType;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 
@@ -275,12 +274,8 @@ pub(super) async fn get_object_attributes(
     if want(ObjectAttributes::CHECKSUM) {
         if let Some(c) = &info.checksum {
             let mut sum = Checksum::default();
-            // The attribute gives a composite value without its `-N`.
-            let mut c = c.clone();
-            if c.kind == ChecksumType::Composite {
-                c.value = c.value.split('-').next().unwrap_or_default().to_string();
-            }
-            set_checksum!(sum, Some(c));
+            // A composite value keeps its `-N`, as HEAD and GET give it.
+            set_checksum!(sum, Some(c.clone()));
             out.checksum = Some(sum);
         }
     }

@@ -263,8 +263,9 @@ def multipart_composite(c):
                 assert a["ObjectSize"] == len(body), a
                 assert a["ObjectParts"]["TotalPartsCount"] == len(parts), a
                 assert a["Checksum"]["ChecksumType"] == "COMPOSITE", a
-                assert a["Checksum"][f"Checksum{alg}"] == composite(alg, parts).split("-")[0], a
-                assert a["StorageClass"] == "STANDARD" and a["ETag"].strip('"').endswith(f"-{len(parts)}"), a
+                # The composite value with its -N, as HEAD gives it (and s3-tests expect).
+                assert a["Checksum"][f"Checksum{alg}"] == composite(alg, parts), a
+                assert a["StorageClass"] == "STANDARD" and a["ETag"] == h["ETag"].strip('"'), a
         finally:
             os.remove(path)
     return run
@@ -309,8 +310,8 @@ def single_put_attributes():
     s3.put_object(Bucket=B, Key="attrs", Body=data, ChecksumAlgorithm="SHA1")
     a = s3.get_object_attributes(Bucket=B, Key="attrs", ObjectAttributes=["ETag", "Checksum", "ObjectSize"])
     assert a["ObjectSize"] == len(data) and a["Checksum"]["ChecksumSHA1"] == b64("SHA1", data), a
-    # (AWS sends this ETag unquoted; s3s quotes it.)
-    assert a["ETag"].strip('"') == hashlib.md5(data).hexdigest(), a
+    # Unquoted, as AWS sends this one ETag.
+    assert a["ETag"] == hashlib.md5(data).hexdigest(), a
     assert "ObjectParts" not in a, a
 
 

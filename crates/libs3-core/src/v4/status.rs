@@ -103,6 +103,8 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::InvalidRequest => S3Status::ErrorInvalidRequest,
         C::IncompleteBody => S3Status::ErrorIncompleteBody,
         C::PreconditionFailed => S3Status::ErrorPreconditionFailed,
+        // libs3's "a conflicting conditional operation is in progress".
+        C::ConditionalRequestConflict => S3Status::ErrorOperationAborted,
         C::NotImplemented => S3Status::ErrorNotImplemented,
         C::AccessDenied => S3Status::ErrorAccessDenied,
         // An unreachable server: libs3 retries it as a connection failure.

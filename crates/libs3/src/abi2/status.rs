@@ -91,6 +91,7 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::InvalidRequest => S3Status::ErrorInvalidArgument,
         C::IncompleteBody => S3Status::ErrorIncompleteBody,
         C::PreconditionFailed => S3Status::ErrorPreconditionFailed,
+        C::ConditionalRequestConflict => S3Status::ErrorOperationAborted,
         C::NotImplemented => S3Status::ErrorNotImplemented,
         C::AccessDenied => S3Status::ErrorAccessDenied,
         C::ServiceUnavailable => S3Status::FailedToConnect,

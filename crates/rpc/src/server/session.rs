@@ -251,6 +251,21 @@ fn handle(
             }
             Err(e) => Err(e),
         },
+        Request::GetObjectPart {
+            bucket,
+            key,
+            part_number,
+        } => match client.get_object_part(&bucket, &key, part_number) {
+            Ok((g, parts_count)) => {
+                let answered = Answered {
+                    status: 206,
+                    bytes_out: g.length,
+                };
+                send_part(conn, h, g, parts_count)?;
+                return Ok(answered);
+            }
+            Err(e) => Err(e),
+        },
         Request::HeadObject { bucket, key } => {
             client.head_object(&bucket, &key).map(Response::Info)
         }
@@ -389,6 +404,26 @@ fn send_object(
     push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &head)?;
     // A read error midway goes to the client as an error frame that ends
     // the body; the connection stays usable.
+    send_body(conn, h.op, h.id, &mut g.body, Some(g.length))?;
+    Ok(())
+}
+
+/// Sends a GetObjectPart reply: the header, then the part's bytes as data
+/// frames (parts are read as a whole object is, through the stream).
+fn send_part(
+    conn: &mut Connection,
+    h: &Header,
+    mut g: GetObject,
+    parts_count: Option<u32>,
+) -> Result<(), ProtocolError> {
+    let head = Response::ObjectPart {
+        info: g.info,
+        offset: g.offset,
+        length: g.length,
+        parts_count,
+    };
+    push_encoded(&mut conn.out, Kind::Response, h.op, h.id, &head)?;
+    // A read error midway ends the body with an error frame, as for GET.
     send_body(conn, h.op, h.id, &mut g.body, Some(g.length))?;
     Ok(())
 }

@@ -1,0 +1,140 @@
+//! Lifecycle rules and object lock, which s3hpc does not have: a malformed
+//! request is answered with S3's 400 first, a well-formed one is refused
+//! with the reason, and nothing is ever made or stored.
+
+mod common;
+
+use common::request;
+use s3hpc_http::AuthConfig;
+
+fn code(body: &[u8]) -> String {
+    let xml = String::from_utf8_lossy(body);
+    let from = xml.find("<Code>").map(|i| i + 6).unwrap_or(0);
+    let to = xml.find("</Code>").unwrap_or(from);
+    xml[from..to].to_string()
+}
+
+fn lifecycle(rules: &str) -> Vec<u8> {
+    format!("<LifecycleConfiguration>{rules}</LifecycleConfiguration>").into_bytes()
+}
+
+fn rule(id: &str, status: &str, expiration: &str) -> String {
+    format!(
+        "<Rule><ID>{id}</ID><Filter><Prefix>p/</Prefix></Filter><Status>{status}</Status>\
+         <Expiration>{expiration}</Expiration></Rule>"
+    )
+}
+
+#[test]
+fn lifecycle_is_validated_then_refused() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    let put = |body: Vec<u8>| {
+        let (st, _, b) = request(addr, "PUT /bkt?lifecycle HTTP/1.1\r\n", &body);
+        (st, code(&b))
+    };
+    let days = "<Days>2</Days>";
+    let cases = [
+        (rule(&"a".repeat(256), "Enabled", days), "InvalidArgument"),
+        (
+            rule("r", "Enabled", days) + &rule("r", "Enabled", days),
+            "InvalidArgument",
+        ),
+        (rule("r", "enabled", days), "MalformedXML"),
+        (
+            rule("r", "Enabled", "<Date>2030-01-01T03:28:21Z</Date>"),
+            "InvalidArgument",
+        ),
+    ];
+    for (rules, want) in cases {
+        assert_eq!(put(lifecycle(&rules)), (400, want.to_string()), "{rules}");
+    }
+    let fine = rule("r", "Enabled", "<Date>2030-01-01T00:00:00Z</Date>");
+    assert_eq!(put(lifecycle(&fine)), (501, "NotImplemented".to_string()));
+    let (st, _, b) = request(addr, "GET /bkt?lifecycle HTTP/1.1\r\n", b"");
+    assert_eq!(
+        (st, code(&b).as_str()),
+        (404, "NoSuchLifecycleConfiguration")
+    );
+    s.server.shutdown().unwrap();
+}
+
+#[test]
+fn object_lock_is_validated_then_refused() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    let call = |head: &str, body: &str| {
+        let (st, _, b) = request(addr, head, body.as_bytes());
+        (st, code(&b))
+    };
+    let lock = |enabled: &str, retention: &str| {
+        format!(
+            "<ObjectLockConfiguration><ObjectLockEnabled>{enabled}</ObjectLockEnabled><Rule>\
+             <DefaultRetention>{retention}</DefaultRetention></Rule></ObjectLockConfiguration>"
+        )
+    };
+    let put_lock = "PUT /bkt?object-lock HTTP/1.1\r\n";
+    for (body, want) in [
+        (
+            lock("Enabled", "<Mode>abc</Mode><Days>1</Days>"),
+            (400, "MalformedXML"),
+        ),
+        (
+            lock("Disabled", "<Mode>GOVERNANCE</Mode><Days>1</Days>"),
+            (400, "MalformedXML"),
+        ),
+        (
+            lock(
+                "Enabled",
+                "<Mode>GOVERNANCE</Mode><Days>1</Days><Years>1</Years>",
+            ),
+            (400, "MalformedXML"),
+        ),
+        (
+            lock("Enabled", "<Mode>GOVERNANCE</Mode><Days>0</Days>"),
+            (400, "InvalidRetentionPeriod"),
+        ),
+        (
+            lock("Enabled", "<Mode>COMPLIANCE</Mode><Years>1</Years>"),
+            (409, "InvalidBucketState"),
+        ),
+    ] {
+        assert_eq!(
+            call(put_lock, &body),
+            (want.0, want.1.to_string()),
+            "{body}"
+        );
+    }
+    assert_eq!(request(addr, "PUT /bkt/k HTTP/1.1\r\n", b"x").0, 200);
+    let retention = |mode: &str| {
+        format!("<Retention><Mode>{mode}</Mode><RetainUntilDate>2030-01-01T00:00:00Z</RetainUntilDate></Retention>")
+    };
+    let put_retention = "PUT /bkt/k?retention HTTP/1.1\r\n";
+    assert_eq!(
+        call(put_retention, &retention("governance")),
+        (400, "MalformedXML".into())
+    );
+    assert_eq!(
+        call(put_retention, &retention("GOVERNANCE")),
+        (400, "InvalidRequest".into())
+    );
+    let hold = |status: &str| format!("<LegalHold><Status>{status}</Status></LegalHold>");
+    let put_hold = "PUT /bkt/k?legal-hold HTTP/1.1\r\n";
+    assert_eq!(call(put_hold, &hold("abc")), (400, "MalformedXML".into()));
+    assert_eq!(call(put_hold, &hold("ON")), (400, "InvalidRequest".into()));
+    for get in [
+        "GET /bkt/k?retention HTTP/1.1\r\n",
+        "GET /bkt/k?legal-hold HTTP/1.1\r\n",
+    ] {
+        assert_eq!(call(get, ""), (400, "InvalidRequest".into()), "{get}");
+    }
+    // A bucket asking for object lock is not made at all.
+    let (st, _, b) = request(
+        addr,
+        "PUT /locked HTTP/1.1\r\nx-amz-bucket-object-lock-enabled: true\r\n",
+        b"",
+    );
+    assert_eq!((st, code(&b).as_str()), (501, "NotImplemented"));
+    assert_eq!(request(addr, "HEAD /locked HTTP/1.1\r\n", b"").0, 404);
+    s.server.shutdown().unwrap();
+}
