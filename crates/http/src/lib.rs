@@ -29,6 +29,7 @@ mod gather;
 mod mapped;
 mod metrics;
 mod observe;
+mod owners;
 mod server;
 mod service;
 mod sigv2_path;

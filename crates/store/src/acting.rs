@@ -261,4 +261,6 @@ forward! {
     ) -> Result<ObjectInfo>;
     fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()>;
     fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>>;
+    fn permissions(&self, bucket: &str, key: Option<&str>) -> Result<Permissions>;
+    fn set_permissions(&self, bucket: &str, key: Option<&str>, change: &PermissionChange) -> Result<()>;
 }

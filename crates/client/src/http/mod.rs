@@ -255,6 +255,7 @@ impl S3Client for HttpClient {
                 Ok(BucketInfo {
                     name: xml::text(b, "Name").unwrap_or_default(),
                     created: parse_time(&xml::text(b, "CreationDate").unwrap_or_default())?,
+                    owner: None,
                 })
             })
             .collect()
@@ -372,6 +373,7 @@ impl S3Client for HttpClient {
                     checksum: None,
                     tag_count: 0,
                     headers: Default::default(),
+                    owner: None,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -567,6 +569,7 @@ impl S3Client for HttpClient {
                     key: xml::text(u, "Key").unwrap_or_default(),
                     upload_id: xml::text(u, "UploadId").unwrap_or_default(),
                     initiated: parse_time(&xml::text(u, "Initiated").unwrap_or_default())?,
+                    owner: None,
                 });
             }
             let next = xml::text(&doc, "NextKeyMarker").zip(xml::text(&doc, "NextUploadIdMarker"));

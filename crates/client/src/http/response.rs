@@ -132,6 +132,7 @@ fn info_from(
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
         headers: standard,
+        owner: None,
     })
 }
 

@@ -18,6 +18,7 @@ mod tagging;
 use crate::body::{self, BodyFault, ChannelReader, Decoded, Framing, Incoming};
 use crate::convert::s3_error;
 use crate::gather::BufferPool;
+use crate::owners::Owners;
 use crate::write_gate::WriteGate;
 use base64::Engine as _;
 use s3hpc_store::{Acting, Identity, PutBody, Store};
@@ -35,6 +36,8 @@ pub(crate) struct Service {
     /// With many users: each key's identity, and the anonymous one's.
     /// Without (`None`), every request acts as the server.
     pub users: Option<(HashMap<String, Identity>, Option<Identity>)>,
+    /// Files' uids as S3 owners.
+    pub owners: Arc<Owners>,
 }
 
 /// What every request shares: the write gate and the body buffers.
@@ -50,6 +53,7 @@ pub(crate) struct Io {
 pub(crate) struct Engine {
     pub store: Acting,
     pub io: Arc<Io>,
+    pub owners: Arc<Owners>,
 }
 
 impl Service {
@@ -77,6 +81,7 @@ impl Service {
         Ok(Engine {
             store: Acting::new(self.store.clone(), who),
             io: self.io.clone(),
+            owners: self.owners.clone(),
         })
     }
 }
