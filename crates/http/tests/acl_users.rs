@@ -191,12 +191,12 @@ fn acls_are_the_file_systems_permissions() {
     let [a, b, c] = ["ka", "kb", "kc"].map(|access| Key { addr, access });
 
     // A bucket made public-read: r-x for the group class and others.
-    let (s, body) = a.send("PUT", "/pub", &[("x-amz-acl", "public-read")], b"");
+    let (s, body) = a.send("PUT", "/pub/", &[("x-amz-acl", "public-read")], b"");
     assert_eq!(s, 200, "{body}");
     let bdir = root.join("pub");
     assert_eq!(std::fs::metadata(&bdir).unwrap().uid(), uid(0));
     assert_eq!(mode(&bdir) & 0o077, 0o055);
-    let (s, body) = a.send("GET", "/pub?acl", &[], b"");
+    let (s, body) = a.send("GET", "/pub/?acl", &[], b"");
     assert_eq!(s, 200, "{body}");
     assert!(body.contains("<ID>ka</ID>"), "owner is a's key: {body}");
     assert!(body.contains(&format!("<DisplayName>{}</DisplayName>", users.names[0])));
@@ -206,21 +206,21 @@ fn acls_are_the_file_systems_permissions() {
     // Names are shared: b cannot have it; a re-creating its own bucket is
     // BucketAlreadyOwnedByYou when it has what the request asks for (no
     // ACL: a new bucket's mode), else BucketAlreadyExists.
-    let (s, body) = b.send("PUT", "/pub", &[], b"");
+    let (s, body) = b.send("PUT", "/pub/", &[], b"");
     assert_eq!(
         (s, body.contains("BucketAlreadyExists")),
         (409, true),
         "{body}"
     );
-    let (s, body) = a.send("PUT", "/own", &[], b"");
+    let (s, body) = a.send("PUT", "/own/", &[], b"");
     assert_eq!(s, 200, "{body}");
-    let (s, body) = a.send("PUT", "/own", &[], b"");
+    let (s, body) = a.send("PUT", "/own/", &[], b"");
     assert_eq!(
         (s, body.contains("BucketAlreadyOwnedByYou")),
         (409, true),
         "{body}"
     );
-    let (s, body) = a.send("PUT", "/pub", &[], b"");
+    let (s, body) = a.send("PUT", "/pub/", &[("x-amz-acl", "private")], b"");
     assert_eq!(
         (s, body.contains("BucketAlreadyExists")),
         (409, true),
@@ -322,7 +322,7 @@ fn acls_are_the_file_systems_permissions() {
     assert_eq!(c.send("PUT", "/pub/c-obj", &[], b"x").0, 403);
     let (s, _) = a.send(
         "PUT",
-        "/pub?acl",
+        "/pub/?acl",
         &[("x-amz-acl", "public-read-write")],
         b"",
     );
@@ -332,7 +332,7 @@ fn acls_are_the_file_systems_permissions() {
     assert_eq!(std::fs::metadata(bdir.join("c-obj")).unwrap().uid(), uid(2));
 
     // Owners in listings are the files' owners, as keys.
-    let (s, list) = a.send("GET", "/pub?list-type=2&fetch-owner=true", &[], b"");
+    let (s, list) = a.send("GET", "/pub/?list-type=2&fetch-owner=true", &[], b"");
     assert_eq!(s, 200, "{list}");
     let owners: Vec<&str> = list
         .split("<Contents>")
@@ -340,7 +340,7 @@ fn acls_are_the_file_systems_permissions() {
         .filter_map(|o| o.split("<ID>").nth(1)?.split("</ID>").next())
         .collect();
     assert_eq!(owners, vec!["kc", "ka"], "c-obj is c's, k is a's: {list}");
-    let (_, list) = a.send("GET", "/pub?list-type=2", &[], b"");
+    let (_, list) = a.send("GET", "/pub/?list-type=2", &[], b"");
     assert!(
         !list.contains("<Owner>"),
         "no owner unless fetch-owner: {list}"
