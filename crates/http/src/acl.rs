@@ -23,8 +23,9 @@
 //! bits, not other's, apply to its members). What POSIX cannot express is
 //! refused, saying why: READ_ACP and WRITE_ACP (POSIX has no right to read
 //! or change permissions apart from the data: the owner alone changes
-//! them), FULL_CONTROL for anyone but the owner, WRITE on an object, grants
-//! by email, and unknown users.
+//! them), FULL_CONTROL for anyone but the owner, and WRITE on an object;
+//! grants by e-mail are UnresolvableGrantByEmailAddress (no user has one)
+//! and unknown ids InvalidArgument.
 
 use crate::owners::Owners;
 use s3hpc_store::{AclEntry, AclTag, PermissionChange, Permissions};
@@ -267,9 +268,10 @@ pub fn change(
                 None
             }
             "emailAddress" => {
-                return Err(refuse(
-                    &format!("grant to {value:?}"),
-                    "users have no e-mail addresses here; grant by id (the access key)",
+                return Err(s3_error!(
+                    UnresolvableGrantByEmailAddress,
+                    "grant to {value:?}: no user has that e-mail address (users here have \
+                     none); grant by id, the user's access key or uid:N"
                 ))
             }
             _ => {

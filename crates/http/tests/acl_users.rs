@@ -300,7 +300,6 @@ fn acls_are_the_file_systems_permissions() {
     for (h, v) in [
         ("x-amz-grant-full-control", "id=\"kb\""),
         ("x-amz-grant-read-acp", "id=\"kb\""),
-        ("x-amz-grant-read", "emailAddress=\"b@example.com\""),
     ] {
         let (s, body) = a.send("PUT", "/pub/k?acl", &[(h, v)], b"");
         assert_eq!(
@@ -316,6 +315,13 @@ fn acls_are_the_file_systems_permissions() {
         b"",
     );
     assert_eq!((s, body.contains("InvalidArgument")), (400, true), "{body}");
+    let mail = [("x-amz-grant-read", "emailAddress=\"b@example.com\"")];
+    let (s, body) = a.send("PUT", "/pub/k?acl", &mail, b"");
+    assert_eq!(
+        (s, body.contains("UnresolvableGrantByEmailAddress")),
+        (400, true),
+        "{body}"
+    );
     assert_eq!(mode(&file), 0o640);
 
     // public-read-write on a bucket: anyone may write in it.

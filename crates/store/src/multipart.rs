@@ -110,6 +110,10 @@ fn decode_info(buf: &[u8]) -> Option<(String, StoredMeta)> {
     Some((key, StoredMeta::decode(&buf[2 + n..])))
 }
 
+/// An upload's info or completion record as read: its key, what was
+/// stored with it, when it was written and by whom (the file's uid).
+type UploadFile = (String, StoredMeta, SystemTime, Option<u32>);
+
 impl Store {
     /// After directory `parent/name` was made: the uploads directory a user
     /// made is opened to whoever may write the bucket (its mode bits, and
@@ -189,7 +193,7 @@ impl Store {
         bucket: &str,
         upload_id: &str,
         file: &str,
-    ) -> Result<Option<(String, StoredMeta, SystemTime, Option<u32>)>> {
+    ) -> Result<Option<UploadFile>> {
         let mut got = self.get_unchecked(bucket, &upload_key(upload_id, file), None)?;
         let mut buf = Vec::new();
         got.body

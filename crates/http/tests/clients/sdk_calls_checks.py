@@ -182,7 +182,7 @@ def acls():
     s3.put_object_acl(Bucket=B, Key="a/k", ACL="bucket-owner-full-control")
     r = error_of(lambda: s3.put_object_acl(
         Bucket=B, Key="a/k", GrantRead='emailAddress="x@example.com"'))
-    assert r["Error"]["Code"] == "NotImplemented" and "e-mail" in r["Error"]["Message"], r
+    assert r["Error"]["Code"] == "UnresolvableGrantByEmailAddress", r
     expect_code("NoSuchKey", lambda: s3.get_object_acl(Bucket=B, Key="a/missing"))
     s3.put_bucket_acl(Bucket=B, ACL="public-read")
     grants = s3.get_bucket_acl(Bucket=B)["Grants"]
