@@ -170,7 +170,9 @@ def tagging():
 
 def acls():
     acl = s3.get_bucket_acl(Bucket=B)
-    assert acl["Owner"]["ID"] and acl["Grants"][0]["Permission"] == "FULL_CONTROL", acl
+    owner = acl["Owner"]["ID"]
+    assert {"Grantee": {"DisplayName": acl["Owner"]["DisplayName"], "ID": owner,
+                        "Type": "CanonicalUser"}, "Permission": "FULL_CONTROL"} in acl["Grants"], acl
     # ACLs are the files' permissions: public-read is o+r, private takes it.
     s3.put_object(Bucket=B, Key="a/k", Body=b"x", ACL="public-read")
     grants = s3.get_object_acl(Bucket=B, Key="a/k")["Grants"]
