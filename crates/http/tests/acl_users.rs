@@ -336,6 +336,20 @@ fn acls_are_the_file_systems_permissions() {
     assert_eq!(mode(&bdir) & 0o007, 0o007);
     assert_eq!(c.send("PUT", "/pub/c-obj", &[], b"x").0, 200);
     assert_eq!(std::fs::metadata(bdir.join("c-obj")).unwrap().uid(), uid(2));
+    // bucket-owner-full-control: c's object gets an ACL entry for a, the
+    // bucket's owner, and no one else reads it.
+    let canned = [("x-amz-acl", "bucket-owner-full-control")];
+    let (s, body) = c.send("PUT", "/pub/c-own", &canned, b"y");
+    if s == 501 {
+        eprintln!("no POSIX ACLs here: {body}");
+        assert!(!bdir.join("c-own").exists(), "a refused PUT leaves nothing");
+        c.send("PUT", "/pub/c-own", &[], b"y");
+    } else {
+        assert_eq!(s, 200, "{body}");
+        assert_eq!(mode(&bdir.join("c-own")) & 0o007, 0);
+        assert_eq!(a.send("GET", "/pub/c-own", &[], b""), (200, "y".into()));
+        assert_eq!(b.send("GET", "/pub/c-own", &[], b"").0, 403);
+    }
 
     // Owners in listings are the files' owners, as keys.
     let (s, list) = a.send("GET", "/pub/?list-type=2&fetch-owner=true", &[], b"");
@@ -345,7 +359,11 @@ fn acls_are_the_file_systems_permissions() {
         .skip(1)
         .filter_map(|o| o.split("<ID>").nth(1)?.split("</ID>").next())
         .collect();
-    assert_eq!(owners, vec!["kc", "ka"], "c-obj is c's, k is a's: {list}");
+    assert_eq!(
+        owners,
+        vec!["kc", "kc", "ka"],
+        "c-* are c's, k is a's: {list}"
+    );
     let (_, list) = a.send("GET", "/pub/?list-type=2", &[], b"");
     assert!(
         !list.contains("<Owner>"),

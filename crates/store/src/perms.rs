@@ -115,6 +115,20 @@ impl Store {
         })
     }
 
+    /// The uid owning bucket `bucket`: a `stat`, which needs no right on
+    /// the bucket itself (a writer into a write-only bucket asks it for
+    /// `bucket-owner-full-control`).
+    pub fn bucket_owner(&self, bucket: &str) -> Result<u32> {
+        validate_bucket_name(bucket)?;
+        match crate::fscalls::statat(&self.root_fd, bucket, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Ok(st.st_uid),
+            Ok(_) | Err(Errno::NOENT) => {
+                Err(s3err!(NoSuchBucket, "bucket {bucket:?} does not exist"))
+            }
+            Err(e) => Err(S3Error::from_io(&e.into(), &format!("bucket {bucket}"))),
+        }
+    }
+
     /// Sets the group and other bits and the named ACL entries of a
     /// bucket or object, as the acting identity (only the owner, or root,
     /// may). Without named entries this is a `chmod` (any file system) and

@@ -45,7 +45,7 @@ pub(super) fn for_new(
     }
     let bucket_owner = match (key, asked.canned) {
         (Some(_), Some(c)) if c.starts_with("bucket-owner-") => {
-            Some(run(|| engine.store.permissions(bucket, None))?.uid)
+            Some(run(|| engine.store.bucket_owner(bucket))?)
         }
         _ => None,
     };
@@ -57,17 +57,23 @@ pub(super) fn for_new(
     acl::change(asked, &target, &engine.owners)
 }
 
-/// Applies what [`for_new`] worked out to what was just created.
+/// Applies what [`for_new`] worked out to what was just created. Where
+/// the file system refuses it (no ACLs), the new bucket or object goes
+/// again, so that a failed request leaves nothing with other permissions
+/// than it asked for (an object it replaced stays replaced).
 pub(super) fn apply(
     engine: &Engine,
     change: Option<&PermissionChange>,
     bucket: &str,
     key: Option<&str>,
 ) -> S3Result<()> {
-    match change {
-        Some(c) => run(|| engine.store.set_permissions(bucket, key, c)),
-        None => Ok(()),
-    }
+    let Some(c) = change else { return Ok(()) };
+    run(|| engine.store.set_permissions(bucket, key, c)).inspect_err(|_| {
+        let _ = match key {
+            Some(k) => engine.store.delete_object(bucket, k),
+            None => engine.store.delete_bucket(bucket),
+        };
+    })
 }
 
 /// Replaces the permissions of a bucket (`key` None) or object as asked.
@@ -80,7 +86,7 @@ fn put_acl(
     let now = run(|| engine.store.permissions(bucket, key))?;
     let bucket_owner = match key {
         Some(_) if asked.canned.is_some_and(|c| c.starts_with("bucket-owner-")) => {
-            Some(run(|| engine.store.permissions(bucket, None))?.uid)
+            Some(run(|| engine.store.bucket_owner(bucket))?)
         }
         _ => None,
     };
