@@ -33,6 +33,9 @@ pub enum AuthConfig {
 pub struct MappedUsers {
     pub keys: HashMap<String, (String, Identity)>,
     pub anonymous: Option<Identity>,
+    /// The access keys in the credentials file's order: the first key of a
+    /// uid names that uid as an owner (keys not listed follow, by name).
+    pub order: Vec<String>,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -85,6 +88,7 @@ impl AuthConfig {
 
     fn parse_users(text: &str) -> Result<AuthConfig, String> {
         let mut keys = HashMap::new();
+        let mut order = Vec::new();
         let mut mapped = false;
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -118,6 +122,7 @@ impl AuthConfig {
             if keys.insert(a.to_string(), (s.to_string(), user)).is_some() {
                 return Err(format!("line {}: access key {a} is listed twice", i + 1));
             }
+            order.push(a.to_string());
         }
         if keys.is_empty() {
             return Err("no users: add lines of `ACCESS_KEY SECRET_KEY [USER]`".into());
@@ -126,6 +131,7 @@ impl AuthConfig {
             AuthConfig::Mapped(MappedUsers {
                 keys,
                 anonymous: None,
+                order,
             })
         } else {
             AuthConfig::Users(keys.into_iter().map(|(a, (s, _))| (a, s)).collect())
@@ -142,7 +148,7 @@ impl AuthConfig {
                     .into_iter()
                     .map(|(a, s)| (a, (s, Identity::server())))
                     .collect(),
-                anonymous: None,
+                ..Default::default()
             },
             AuthConfig::Anonymous => MappedUsers::default(),
         };

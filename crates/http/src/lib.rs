@@ -31,6 +31,7 @@ mod mapped;
 mod metrics;
 mod observe;
 mod presigned;
+mod owners;
 mod server;
 mod service;
 mod sigv2_path;

@@ -56,6 +56,7 @@ impl HttpServer {
             store,
             io: Default::default(),
             users,
+            owners: Arc::new(crate::owners::Owners::new(&auth)),
         });
         match auth {
             AuthConfig::Users(users) => {

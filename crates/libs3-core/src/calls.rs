@@ -247,6 +247,7 @@ pub(crate) fn written(size: u64, etag: String) -> ObjectInfo {
         checksum: None,
         tag_count: 0,
         headers: Default::default(),
+        owner: None,
     }
 }
 

@@ -187,6 +187,7 @@ fn main() {
     let auth = AuthConfig::Mapped(MappedUsers {
         keys,
         anonymous: None,
+        ..Default::default()
     });
     let server = HttpServer::bind("127.0.0.1:0".parse().unwrap(), store, auth, &[])
         .unwrap()

@@ -456,6 +456,7 @@ mod tests {
             checksum: None,
             tag_count: 3,
             headers: ObjectHeaders::default(),
+            owner: None,
         });
         assert_eq!(
             postcard::to_allocvec(&info).unwrap(),

@@ -363,6 +363,7 @@ fn users_over_http() {
     let auth = AuthConfig::Mapped(MappedUsers {
         keys,
         anonymous: Some(users.ids[2].clone()),
+        ..Default::default()
     });
     let server = HttpServer::bind("127.0.0.1:0".parse().unwrap(), store(&root), auth, &[])
         .unwrap()

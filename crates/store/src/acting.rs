@@ -262,4 +262,7 @@ forward! {
     ) -> Result<ObjectInfo>;
     fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()>;
     fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>>;
+    fn permissions(&self, bucket: &str, key: Option<&str>) -> Result<Permissions>;
+    fn bucket_owner(&self, bucket: &str) -> Result<u32>;
+    fn set_permissions(&self, bucket: &str, key: Option<&str>, change: &PermissionChange) -> Result<()>;
 }

@@ -14,14 +14,28 @@ impl Store {
         validate_bucket_name(bucket)?;
         match mkdirat(&self.root_fd, bucket, Mode::from_bits_truncate(0o777)) {
             Ok(()) => Ok(()),
-            Err(Errno::EXIST) if self.bucket_exists(bucket) => Err(s3err!(
-                BucketAlreadyOwnedByYou,
-                "bucket {bucket:?} already exists and is yours"
-            )),
-            Err(Errno::EXIST) => Err(s3err!(
-                InvalidBucketName,
-                "{bucket:?} names a file, not a directory, in the data root; pick another name"
-            )),
+            Err(Errno::EXIST) => match statat(&self.root_fd, bucket, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {
+                    // Whose it is: the directory's owner against the uid
+                    // this thread acts as (credentials are per thread).
+                    if st.st_uid == rustix::process::geteuid().as_raw() {
+                        Err(s3err!(
+                            BucketAlreadyOwnedByYou,
+                            "bucket {bucket:?} already exists and is yours"
+                        ))
+                    } else {
+                        Err(s3err!(
+                            BucketAlreadyExists,
+                            "bucket {bucket:?} already exists and belongs to another user                              (uid {}); bucket names are shared by all users: pick another",
+                            st.st_uid
+                        ))
+                    }
+                }
+                _ => Err(s3err!(
+                    InvalidBucketName,
+                    "{bucket:?} names a file, not a directory, in the data root; pick another name"
+                )),
+            },
             Err(e) => Err(S3Error::from_io(&e.into(), &format!("bucket {bucket}"))),
         }
     }
@@ -97,6 +111,7 @@ impl Store {
                 out.push(BucketInfo {
                     name: name.to_string(),
                     created: created(&st),
+                    owner: Some(st.stx_uid),
                 });
             }
         }

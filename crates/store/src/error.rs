@@ -34,6 +34,8 @@ error_codes! {
     NoSuchUpload => "NoSuchUpload",
     BucketNotEmpty => "BucketNotEmpty",
     BucketAlreadyOwnedByYou => "BucketAlreadyOwnedByYou",
+    // Names are shared by all users: another one owns it.
+    BucketAlreadyExists => "BucketAlreadyExists",
     InvalidBucketName => "InvalidBucketName",
     InvalidArgument => "InvalidArgument",
     // S3 has no dedicated code for an unmappable key; AWS answers
@@ -68,9 +70,11 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             NoSuchBucket | NoSuchKey | NoSuchUpload => 404,
-            BucketNotEmpty | BucketAlreadyOwnedByYou | KeyConflict | ConditionalRequestConflict => {
-                409
-            }
+            BucketNotEmpty
+            | BucketAlreadyOwnedByYou
+            | BucketAlreadyExists
+            | KeyConflict
+            | ConditionalRequestConflict => 409,
             InvalidRange => 416,
             PreconditionFailed => 412,
             NotImplemented => 501,

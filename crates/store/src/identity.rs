@@ -157,6 +157,17 @@ impl Identity {
     }
 }
 
+/// The uid the server runs as: whom an administrator key acts as.
+pub fn server_uid() -> u32 {
+    server().uid
+}
+
+/// The name of `uid` in the user database, if it has one (a lookup each
+/// call: callers cache).
+pub fn user_name(uid: u32) -> Option<String> {
+    passwd_by_uid(uid).map(|p| p.0)
+}
+
 /// The ids the server itself runs with, read once (on a thread acting as
 /// no one, so they are the process's).
 struct ServerIds {

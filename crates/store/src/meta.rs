@@ -412,6 +412,7 @@ pub(crate) fn object_info(key: &str, st: &Stat, stored: Option<StoredMeta>) -> O
         checksum: stored.checksum,
         tag_count: stored.tags.len() as u16,
         headers: stored.headers,
+        owner: Some(st.st_uid),
     }
 }
 

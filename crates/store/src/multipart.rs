@@ -110,6 +110,10 @@ fn decode_info(buf: &[u8]) -> Option<(String, StoredMeta)> {
     Some((key, StoredMeta::decode(&buf[2 + n..])))
 }
 
+/// An upload's info or completion record as read: its key, what was
+/// stored with it, when it was written and by whom (the file's uid).
+type UploadFile = (String, StoredMeta, SystemTime, Option<u32>);
+
 impl Store {
     /// After directory `parent/name` was made: the uploads directory a user
     /// made is opened to whoever may write the bucket (its mode bits, and
@@ -175,7 +179,7 @@ impl Store {
             s3err!(NoSuchUpload, "no upload {upload_id} for key {key:?} in bucket {bucket:?}; it was completed, aborted or never started")
         };
         match self.read_upload_file(bucket, upload_id, INFO) {
-            Ok(Some((k, stored, _))) if k == key => Ok(stored),
+            Ok(Some((k, stored, _, _))) if k == key => Ok(stored),
             Ok(_) => Err(no_upload()),
             Err(e) if e.code == ErrorCode::NoSuchKey => Err(no_upload()),
             Err(e) => Err(e),
@@ -189,7 +193,7 @@ impl Store {
         bucket: &str,
         upload_id: &str,
         file: &str,
-    ) -> Result<Option<(String, StoredMeta, SystemTime)>> {
+    ) -> Result<Option<UploadFile>> {
         let mut got = self.get_unchecked(bucket, &upload_key(upload_id, file), None)?;
         let mut buf = Vec::new();
         got.body
@@ -197,7 +201,8 @@ impl Store {
             .take(64 << 10)
             .read_to_end(&mut buf)
             .map_err(|e| S3Error::from_io(&e, "upload info"))?;
-        Ok(decode_info(&buf).map(|(k, stored)| (k, stored, got.info.last_modified)))
+        let (at, owner) = (got.info.last_modified, got.info.owner);
+        Ok(decode_info(&buf).map(|(k, stored)| (k, stored, at, owner)))
     }
 
     pub fn upload_part(
@@ -472,7 +477,7 @@ impl Store {
         upload_id: &str,
         parts: &[(u32, String)],
     ) -> Option<ObjectInfo> {
-        let (k, record, at) = self.read_upload_file(bucket, upload_id, COMPLETED).ok()??;
+        let (k, record, at, _) = self.read_upload_file(bucket, upload_id, COMPLETED).ok()??;
         let recent = at.elapsed().is_ok_and(|age| age < COMPLETED_AGE);
         let listed = listed_parts(parts).ok()?;
         let etag = multipart_etag(listed.iter().map(|p| p.1), listed.len());
@@ -596,7 +601,8 @@ impl Store {
                 continue;
             }
             // A completed upload has no info, only its completion record.
-            let Ok(Some((key, _, initiated))) = self.read_upload_file(bucket, id, INFO) else {
+            let Ok(Some((key, _, initiated, owner))) = self.read_upload_file(bucket, id, INFO)
+            else {
                 continue;
             };
             if key.starts_with(prefix) {
@@ -604,6 +610,7 @@ impl Store {
                     key,
                     upload_id: id.to_string(),
                     initiated,
+                    owner,
                 });
             }
         }

@@ -10,6 +10,9 @@ use std::time::SystemTime;
 pub struct BucketInfo {
     pub name: String,
     pub created: SystemTime,
+    /// The uid owning the bucket's directory, where the engine read it.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub owner: Option<u32>,
 }
 
 /// What HEAD returns about an object, and what listings carry per key.
@@ -30,6 +33,11 @@ pub struct ObjectInfo {
     pub tag_count: u16,
     /// The standard headers stored with the object (protocol version 3).
     pub headers: ObjectHeaders,
+    /// The uid owning the object's file, where the engine stat'ed it (HEAD,
+    /// GET, listings: from the stat they make anyway); None from clients
+    /// that cannot tell.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub owner: Option<u32>,
 }
 
 /// The standard HTTP headers S3 stores with an object and returns on GET
@@ -277,6 +285,9 @@ pub struct UploadInfo {
     pub key: String,
     pub upload_id: String,
     pub initiated: SystemTime,
+    /// The uid of whoever initiated it (its info file's owner).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub owner: Option<u32>,
 }
 
 /// How ETags are produced.

@@ -219,6 +219,7 @@ impl S3Client for Libs3Client {
             .map(|(name, created)| BucketInfo {
                 name,
                 created: system_time(created),
+                owner: None,
             })
             .collect())
     }
@@ -374,6 +375,7 @@ impl S3Client for Libs3Client {
                 checksum: None,
                 tag_count: 0,
                 headers: Default::default(),
+                owner: None,
             })
             .collect();
         // The v1 marker to continue from: libs3's nextMarker, else (S3
@@ -637,6 +639,7 @@ impl S3Client for Libs3Client {
                         key,
                         upload_id,
                         initiated: system_time(initiated),
+                        owner: None,
                     }),
             );
             match (call.truncated, call.next, call.next2) {

@@ -271,6 +271,7 @@ fn info(key: &str, call: &mut Call, size: u64) -> ObjectInfo {
         checksum: None,
         tag_count: 0,
         headers: Default::default(),
+        owner: None,
     }
 }
 

@@ -22,9 +22,8 @@ pub fn error(api: &Api, s: S3Status, message: &str, what: &str, on_key: bool) ->
         S3Status::HttpErrorNotFound => C::NoSuchBucket,
         S3Status::ErrorNoSuchUpload => C::NoSuchUpload,
         S3Status::ErrorBucketNotEmpty | S3Status::HttpErrorConflict => C::BucketNotEmpty,
-        S3Status::ErrorBucketAlreadyOwnedByYou | S3Status::ErrorBucketAlreadyExists => {
-            C::BucketAlreadyOwnedByYou
-        }
+        S3Status::ErrorBucketAlreadyOwnedByYou => C::BucketAlreadyOwnedByYou,
+        S3Status::ErrorBucketAlreadyExists => C::BucketAlreadyExists,
         S3Status::ErrorInvalidBucketName
         | S3Status::InvalidBucketNameTooLong
         | S3Status::InvalidBucketNameFirstCharacter

@@ -250,6 +250,7 @@ fn list_page(doc: xml::ListBucket) -> Result<ListPage> {
                 checksum: None,
                 tag_count: 0,
                 headers: Default::default(),
+                owner: None,
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -292,6 +293,7 @@ impl S3Client for HttpClient {
                 Ok(BucketInfo {
                     created: parse_time(&b.creation_date)?,
                     name: b.name,
+                    owner: None,
                 })
             })
             .collect()
@@ -570,6 +572,7 @@ impl S3Client for HttpClient {
                     initiated: parse_time(&u.initiated)?,
                     key: u.key,
                     upload_id: u.upload_id,
+                    owner: None,
                 });
             }
             let next = page.next_key_marker.zip(page.next_upload_id_marker);

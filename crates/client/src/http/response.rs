@@ -139,6 +139,7 @@ fn info_from(
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
         headers: standard,
+        owner: None,
     })
 }
 

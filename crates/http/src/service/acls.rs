@@ -1,18 +1,118 @@
 //! ACLs and object ownership as S3 clients read and set them.
 
 use super::{null_version, run, Engine};
-use crate::acl;
+use crate::{acl, owners};
+use s3hpc_store::PermissionChange;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
+
+/// What a request's ACL fields ask for (`object`: a request that has no
+/// `x-amz-grant-write`, which S3 gives buckets only).
+macro_rules! asked {
+    ($i:expr, $canned:expr, $policy:expr) => {
+        asked!(@ $i, $canned, $policy, &$i.grant_write)
+    };
+    (object $i:expr, $canned:expr, $policy:expr) => {
+        asked!(@ $i, $canned, $policy, &None)
+    };
+    (@ $i:expr, $canned:expr, $policy:expr, $write:expr) => {
+        $crate::acl::Asked {
+            canned: $canned,
+            policy: $policy,
+            headers: [
+                &$i.grant_full_control,
+                &$i.grant_read,
+                &$i.grant_read_acp,
+                $write,
+                &$i.grant_write_acp,
+            ],
+        }
+    };
+}
+pub(super) use asked;
+
+/// The permissions a new bucket or object (`key`) created by this request
+/// gets from its ACL fields, worked out before it is created, so that a
+/// refusal leaves nothing behind; None when the request names none.
+pub(super) fn for_new(
+    engine: &Engine,
+    asked: &acl::Asked<'_>,
+    bucket: &str,
+    key: Option<&str>,
+) -> S3Result<Option<PermissionChange>> {
+    if asked.is_empty() {
+        return Ok(None);
+    }
+    let bucket_owner = match (key, asked.canned) {
+        (Some(_), Some(c)) if c.starts_with("bucket-owner-") => {
+            Some(run(|| engine.store.bucket_owner(bucket))?)
+        }
+        _ => None,
+    };
+    let target = acl::Target {
+        bucket: key.is_none(),
+        owner: owners::uid(engine.store.identity()),
+        bucket_owner,
+    };
+    acl::change(asked, &target, &engine.owners)
+}
+
+/// Applies what [`for_new`] worked out to what was just created. Where
+/// the file system refuses it (no ACLs), the new bucket or object goes
+/// again, so that a failed request leaves nothing with other permissions
+/// than it asked for (an object it replaced stays replaced).
+pub(super) fn apply(
+    engine: &Engine,
+    change: Option<&PermissionChange>,
+    bucket: &str,
+    key: Option<&str>,
+) -> S3Result<()> {
+    let Some(c) = change else { return Ok(()) };
+    run(|| engine.store.set_permissions(bucket, key, c)).inspect_err(|_| {
+        let _ = match key {
+            Some(k) => engine.store.delete_object(bucket, k),
+            None => engine.store.delete_bucket(bucket),
+        };
+    })
+}
+
+/// Replaces the permissions of a bucket (`key` None) or object as asked.
+fn put_acl(
+    engine: &Engine,
+    asked: &acl::Asked<'_>,
+    bucket: &str,
+    key: Option<&str>,
+) -> S3Result<()> {
+    let now = run(|| engine.store.permissions(bucket, key))?;
+    let bucket_owner = match key {
+        Some(_) if asked.canned.is_some_and(|c| c.starts_with("bucket-owner-")) => {
+            Some(run(|| engine.store.bucket_owner(bucket))?)
+        }
+        _ => None,
+    };
+    let target = acl::Target {
+        bucket: key.is_none(),
+        owner: now.uid,
+        bucket_owner,
+    };
+    let change = acl::change(asked, &target, &engine.owners)?.ok_or_else(|| {
+        s3_error!(
+            MissingSecurityHeader,
+            "no ACL given: send x-amz-acl, x-amz-grant-* headers or an AccessControlPolicy"
+        )
+    })?;
+    run(|| engine.store.set_permissions(bucket, key, &change))
+}
 
 pub(super) async fn get_bucket_acl(
     engine: &Engine,
     req: S3Request<GetBucketAclInput>,
 ) -> S3Result<S3Response<GetBucketAclOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
+    let p = run(|| engine.store.permissions(&req.input.bucket, None))?;
+    let (owner, grants) = acl::view(&p, true, &engine.owners);
     Ok(S3Response::new(GetBucketAclOutput {
-        grants: Some(acl::owner_full_control()),
-        owner: Some(acl::owner()),
+        grants: Some(grants),
+        owner: Some(owner),
     }))
 }
 
@@ -21,18 +121,9 @@ pub(super) async fn put_bucket_acl(
     req: S3Request<PutBucketAclInput>,
 ) -> S3Result<S3Response<PutBucketAclOutput>> {
     let i = req.input;
-    run(|| engine.store.head_bucket(&i.bucket))?;
-    acl::check_bucket_canned(i.acl.as_ref())?;
-    acl::check_grants(
-        i.access_control_policy.as_ref(),
-        [
-            &i.grant_full_control,
-            &i.grant_read,
-            &i.grant_read_acp,
-            &i.grant_write,
-            &i.grant_write_acp,
-        ],
-    )?;
+    let canned = i.acl.as_ref().map(|a| a.as_str());
+    let asked = asked!(i, canned, i.access_control_policy.as_ref());
+    put_acl(engine, &asked, &i.bucket, None)?;
     Ok(S3Response::new(PutBucketAclOutput {}))
 }
 
@@ -42,10 +133,11 @@ pub(super) async fn get_object_acl(
 ) -> S3Result<S3Response<GetObjectAclOutput>> {
     let i = req.input;
     null_version(i.version_id.as_deref())?;
-    run(|| engine.store.head_object(&i.bucket, &i.key))?;
+    let p = run(|| engine.store.permissions(&i.bucket, Some(&i.key)))?;
+    let (owner, grants) = acl::view(&p, false, &engine.owners);
     Ok(S3Response::new(GetObjectAclOutput {
-        grants: Some(acl::owner_full_control()),
-        owner: Some(acl::owner()),
+        grants: Some(grants),
+        owner: Some(owner),
         ..Default::default()
     }))
 }
@@ -56,18 +148,9 @@ pub(super) async fn put_object_acl(
 ) -> S3Result<S3Response<PutObjectAclOutput>> {
     let i = req.input;
     null_version(i.version_id.as_deref())?;
-    run(|| engine.store.head_object(&i.bucket, &i.key))?;
-    acl::check_object_canned(i.acl.as_ref())?;
-    acl::check_grants(
-        i.access_control_policy.as_ref(),
-        [
-            &i.grant_full_control,
-            &i.grant_read,
-            &i.grant_read_acp,
-            &i.grant_write,
-            &i.grant_write_acp,
-        ],
-    )?;
+    let canned = i.acl.as_ref().map(|a| a.as_str());
+    let asked = asked!(object i, canned, i.access_control_policy.as_ref());
+    put_acl(engine, &asked, &i.bucket, Some(&i.key))?;
     Ok(S3Response::new(PutObjectAclOutput::default()))
 }
 
@@ -79,9 +162,7 @@ pub(super) async fn get_bucket_ownership_controls(
     Ok(S3Response::new(GetBucketOwnershipControlsOutput {
         ownership_controls: Some(OwnershipControls {
             rules: vec![OwnershipControlsRule {
-                object_ownership: ObjectOwnership::from_static(
-                    ObjectOwnership::BUCKET_OWNER_ENFORCED,
-                ),
+                object_ownership: ObjectOwnership::from_static(ObjectOwnership::OBJECT_WRITER),
             }],
         }),
     }))
@@ -94,11 +175,12 @@ pub(super) async fn put_bucket_ownership_controls(
     let i = req.input;
     run(|| engine.store.head_bucket(&i.bucket))?;
     for r in &i.ownership_controls.rules {
-        if r.object_ownership.as_str() != ObjectOwnership::BUCKET_OWNER_ENFORCED {
+        if r.object_ownership.as_str() != ObjectOwnership::OBJECT_WRITER {
             return Err(s3_error!(
                 NotImplemented,
-                "object ownership {} is not supported: s3hpc has one owner and no ACLs, \
-                 which is BucketOwnerEnforced (the only setting accepted)",
+                "object ownership {} is not supported: an object belongs to whoever wrote \
+                 its file (the file's owner), which is ObjectWriter, the only setting \
+                 accepted",
                 r.object_ownership.as_str()
             ));
         }

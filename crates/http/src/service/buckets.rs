@@ -1,10 +1,12 @@
 //! Buckets: list, create, delete, head, location. A bucket is a directory under the data root.
 
+use super::acls::{self, asked};
 use super::{run, Engine};
-use crate::acl;
 use crate::convert;
+use crate::{acl, owners};
+use s3hpc_store::PermissionChange;
 use s3s::dto::*;
-use s3s::{S3Request, S3Response, S3Result};
+use s3s::{s3_error, S3ErrorCode, S3Request, S3Response, S3Result};
 
 pub(super) async fn list_buckets(
     engine: &Engine,
@@ -21,10 +23,7 @@ pub(super) async fn list_buckets(
         .collect();
     Ok(S3Response::new(ListBucketsOutput {
         buckets: Some(buckets),
-        owner: Some(Owner {
-            display_name: Some("s3hpc".into()),
-            id: Some("s3hpc".into()),
-        }),
+        owner: Some(engine.owners.of(owners::uid(engine.store.identity()))),
         continuation_token,
         prefix: req.input.prefix,
     }))
@@ -64,13 +63,67 @@ pub(super) async fn create_bucket(
     engine: &Engine,
     req: S3Request<CreateBucketInput>,
 ) -> S3Result<S3Response<CreateBucketOutput>> {
-    acl::check_bucket_canned(req.input.acl.as_ref())?;
-    super::unsupported::refuse_object_lock(&req.input)?;
-    let bucket = req.input.bucket;
-    run(|| engine.store.create_bucket(&bucket))?;
+    let i = &req.input;
+    super::unsupported::refuse_object_lock(i)?;
+    let asked = asked!(i, i.acl.as_ref().map(|a| a.as_str()), None);
+    let bucket = &i.bucket;
+    let change = acls::for_new(engine, &asked, bucket, None)?;
+    match run(|| engine.store.create_bucket(bucket)) {
+        Err(e) if e.code() == &S3ErrorCode::BucketAlreadyOwnedByYou => {
+            return Err(recreated(engine, bucket, change, e))
+        }
+        r => r?,
+    }
+    acls::apply(engine, change.as_ref(), bucket, None)?;
     Ok(S3Response::new(CreateBucketOutput {
         location: Some(format!("/{bucket}")),
     }))
+}
+
+/// A create of one's own existing bucket: BucketAlreadyOwnedByYou when it
+/// has the permissions the request asks for (none asked: what a new
+/// bucket gets, 0777 under the server's umask), else BucketAlreadyExists,
+/// as Ceph answers, so that a re-create neither keeps nor changes them
+/// silently.
+fn recreated(
+    engine: &Engine,
+    bucket: &str,
+    asked: Option<PermissionChange>,
+    owned: s3s::S3Error,
+) -> s3s::S3Error {
+    let Ok(now) = run(|| engine.store.permissions(bucket, None)) else {
+        return owned;
+    };
+    let Some(asked) = asked.or_else(new_bucket) else {
+        return owned;
+    };
+    if acl::current(&now) == asked {
+        return owned;
+    }
+    s3_error!(
+        BucketAlreadyExists,
+        "bucket {bucket:?} is yours already, with other permissions than this request sets \
+         (mode {:o}); change them with PutBucketAcl",
+        now.mode
+    )
+}
+
+/// The permissions a bucket made without an ACL gets: 0777 under the
+/// process's umask (`/proc/self/status`, read once: reading it with
+/// umask(2) would set it).
+fn new_bucket() -> Option<PermissionChange> {
+    static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    let umask = (*UMASK.get_or_init(|| {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let v = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+        u32::from_str_radix(v.trim(), 8).ok()
+    }))?;
+    let mode = 0o777 & !umask;
+    Some(PermissionChange {
+        group: ((mode >> 3) & 7) as u8,
+        other: (mode & 7) as u8,
+        named: Vec::new(),
+    })
 }
 
 pub(super) async fn delete_bucket(

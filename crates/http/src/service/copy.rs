@@ -1,8 +1,8 @@
 //! Copies: CopyObject and UploadPartCopy, and the `x-amz-copy-source-*` conditions they share.
 
+use super::acls::{self, asked};
 use super::multipart::part_number;
 use super::{run, run_long, Engine};
-use crate::acl;
 use crate::convert;
 use s3hpc_store::PutBody;
 use s3s::dto::*;
@@ -48,7 +48,8 @@ pub(super) async fn copy_object(
 ) -> S3Result<S3Response<CopyObjectOutput>> {
     let cond = convert::write_condition_headers(&req.headers)?;
     let i = req.input;
-    acl::check_object_canned(i.acl.as_ref())?;
+    let asked = asked!(object i, i.acl.as_ref().map(|a| a.as_str()), None);
+    let access = acls::for_new(engine, &asked, &i.bucket, Some(&i.key))?;
     let (src_bucket, src_key) = copy_source(i.copy_source)?;
     let replace = i
         .metadata_directive
@@ -105,6 +106,7 @@ pub(super) async fn copy_object(
             &cond,
         )
     })?;
+    acls::apply(engine, access.as_ref(), &i.bucket, Some(&i.key))?;
     let mut resp = S3Response::new(CopyObjectOutput {
         copy_object_result: Some(CopyObjectResult {
             e_tag: Some(convert::etag(&info.etag)),

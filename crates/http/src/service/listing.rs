@@ -1,8 +1,8 @@
 //! Listings: ListObjects (v1 and v2) and ListObjectVersions, and how a page of the engine becomes S3's answer (encoding, markers).
 
 use super::{run, Engine};
-use crate::acl;
 use crate::convert;
+use crate::owners::Owners;
 use s3hpc_store::{ListPage, ListRequest};
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
@@ -15,9 +15,14 @@ fn max_keys(n: Option<i32>) -> S3Result<usize> {
     }
 }
 
-pub(super) fn object(info: s3hpc_store::ObjectInfo, encode: bool, owner: bool) -> Object {
+/// `owners`: name each key's owner (from the listing's own stat).
+pub(super) fn object(
+    info: s3hpc_store::ObjectInfo,
+    encode: bool,
+    owners: Option<&Owners>,
+) -> Object {
     Object {
-        owner: owner.then(acl::owner),
+        owner: owners.zip(info.owner).map(|(o, uid)| o.of(uid)),
         key: Some(if encode {
             s3hpc_store::url_encode(&info.key)
         } else {
@@ -62,7 +67,7 @@ fn delimiter(uri: &hyper::Uri, d: Option<String>) -> S3Result<Option<String>> {
 fn listed(
     page: s3hpc_store::ListPage,
     encoding: Option<&EncodingType>,
-    owner: bool,
+    owners: Option<&Owners>,
 ) -> S3Result<Listed> {
     let encode = match encoding.map(|e| e.as_str()) {
         None => false,
@@ -93,7 +98,7 @@ fn listed(
         contents: page
             .objects
             .into_iter()
-            .map(|o| object(o, encode, owner))
+            .map(|o| object(o, encode, owners))
             .collect(),
         prefixes: page
             .common_prefixes
@@ -156,7 +161,7 @@ pub(super) async fn list_objects(
     )?;
     let truncated = page.is_truncated;
     // v1 always names each key's owner.
-    let l = listed(page, i.encoding_type.as_ref(), true)?;
+    let l = listed(page, i.encoding_type.as_ref(), Some(&engine.owners))?;
     let enc = i.encoding_type.as_ref();
     Ok(S3Response::new(ListObjectsOutput {
         name: Some(i.bucket),
@@ -193,7 +198,8 @@ pub(super) async fn list_objects_v2(
     )?;
     let truncated = page.is_truncated;
     let next = page.next_token.clone().filter(|_| truncated);
-    let l = listed(page, i.encoding_type.as_ref(), i.fetch_owner == Some(true))?;
+    let owners = (i.fetch_owner == Some(true)).then_some(&*engine.owners);
+    let l = listed(page, i.encoding_type.as_ref(), owners)?;
     let enc = i.encoding_type.as_ref();
     Ok(S3Response::new(ListObjectsV2Output {
         name: Some(i.bucket),
@@ -229,7 +235,7 @@ pub(super) async fn list_object_versions(
         max,
     )?;
     let truncated = page.is_truncated;
-    let l = listed(page, i.encoding_type.as_ref(), false)?;
+    let l = listed(page, i.encoding_type.as_ref(), Some(&engine.owners))?;
     let enc = i.encoding_type.as_ref();
     // Every object is its only version: id "null", the latest.
     let versions = l
@@ -240,7 +246,7 @@ pub(super) async fn list_object_versions(
             is_latest: Some(true),
             key: o.key,
             last_modified: o.last_modified,
-            owner: Some(acl::owner()),
+            owner: o.owner,
             size: o.size,
             storage_class: Some(ObjectVersionStorageClass::from_static(
                 ObjectVersionStorageClass::STANDARD,

@@ -19,6 +19,7 @@ mod unsupported;
 use crate::body::{self, BodyFault, ChannelReader, Decoded, Framing, Incoming};
 use crate::convert::s3_error;
 use crate::gather::BufferPool;
+use crate::owners::Owners;
 use crate::write_gate::WriteGate;
 use base64::Engine as _;
 use s3hpc_store::{Acting, Identity, PutBody, Store};
@@ -36,6 +37,8 @@ pub(crate) struct Service {
     /// With many users: each key's identity, and the anonymous one's.
     /// Without (`None`), every request acts as the server.
     pub users: Option<(HashMap<String, Identity>, Option<Identity>)>,
+    /// Files' uids as S3 owners.
+    pub owners: Arc<Owners>,
 }
 
 /// What every request shares: the write gate and the body buffers.
@@ -51,6 +54,7 @@ pub(crate) struct Io {
 pub(crate) struct Engine {
     pub store: Acting,
     pub io: Arc<Io>,
+    pub owners: Arc<Owners>,
 }
 
 impl Service {
@@ -82,6 +86,7 @@ impl Service {
         Ok(Engine {
             store: Acting::held(self.store.clone(), who),
             io: self.io.clone(),
+            owners: self.owners.clone(),
         })
     }
 }

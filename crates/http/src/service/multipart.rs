@@ -1,9 +1,10 @@
 //! Multipart uploads: create, upload a part, complete, abort, list parts and uploads.
 
+use super::acls::asked;
 use super::{content_md5, run, run_long, with_body, Engine};
-use crate::acl;
 use crate::checksums::{body_checks, get_checksum, set_checksum};
 use crate::convert::{self, s3_error};
+use crate::{acl, owners};
 use s3hpc_store::{ChecksumRequest, PutOptions};
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
@@ -20,7 +21,7 @@ pub(super) async fn create_multipart_upload(
     req: S3Request<CreateMultipartUploadInput>,
 ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
     let i = req.input;
-    acl::check_object_canned(i.acl.as_ref())?;
+    acl::check_multipart(&asked!(object i, i.acl.as_ref().map(|a| a.as_str()), None))?;
     let mut opts = convert::put_options(i.content_type, i.metadata);
     opts.headers = convert::object_headers!(i);
     if let Some(a) = &i.checksum_algorithm {
@@ -150,6 +151,13 @@ pub(super) async fn abort_multipart_upload(
     Ok(S3Response::new(AbortMultipartUploadOutput::default()))
 }
 
+fn initiator(o: &Owner) -> Initiator {
+    Initiator {
+        display_name: o.display_name.clone(),
+        id: o.id.clone(),
+    }
+}
+
 pub(super) async fn list_parts(
     engine: &Engine,
     req: S3Request<ListPartsInput>,
@@ -165,7 +173,12 @@ pub(super) async fn list_parts(
     let truncated = after.len() > max;
     after.truncate(max);
     let next = after.last().map(|p| p.part_number as i32);
+    // An upload's staging directory is its initiator's alone (0700), so
+    // whoever may list its parts acts as the initiator.
+    let owner = engine.owners.of(owners::uid(engine.store.identity()));
     Ok(S3Response::new(ListPartsOutput {
+        initiator: Some(initiator(&owner)),
+        owner: Some(owner),
         bucket: Some(i.bucket),
         key: Some(i.key),
         upload_id: Some(i.upload_id),
@@ -222,11 +235,16 @@ pub(super) async fn list_multipart_uploads(
         uploads: Some(
             uploads
                 .into_iter()
-                .map(|u| MultipartUpload {
-                    key: Some(u.key),
-                    upload_id: Some(u.upload_id),
-                    initiated: Some(convert::timestamp(u.initiated)),
-                    ..Default::default()
+                .map(|u| {
+                    let owner = u.owner.map(|uid| engine.owners.of(uid));
+                    MultipartUpload {
+                        key: Some(u.key),
+                        upload_id: Some(u.upload_id),
+                        initiated: Some(convert::timestamp(u.initiated)),
+                        initiator: owner.as_ref().map(initiator),
+                        owner,
+                        ..Default::default()
+                    }
                 })
                 .collect(),
         ),

@@ -1,7 +1,7 @@
 //! Objects: PUT, GET, HEAD, DELETE (one and many), GetObjectAttributes.
 
+use super::acls::{self, asked};
 use super::{checksum_mode, content_md5, null_version, run, with_body, Engine, NO_VERSIONS};
-use crate::acl;
 use crate::body::GetStream;
 use crate::checksums::{body_checks, known_value, set_checksum};
 use crate::convert::{self, s3_error};
@@ -15,7 +15,8 @@ pub(super) async fn put_object(
 ) -> S3Result<S3Response<PutObjectOutput>> {
     let (framing, checksum) = body_checks(&req.headers, req.trailing_headers)?;
     let i = req.input;
-    acl::check_object_canned(i.acl.as_ref())?;
+    let asked = asked!(object i, i.acl.as_ref().map(|a| a.as_str()), None);
+    let access = acls::for_new(engine, &asked, &i.bucket, Some(&i.key))?;
     let mut opts = convert::put_options(i.content_type, i.metadata);
     opts.headers = convert::object_headers!(i);
     opts.content_md5 = content_md5(i.content_md5.as_deref())?;
@@ -23,11 +24,12 @@ pub(super) async fn put_object(
     opts.tags = convert::tagging_header(i.tagging.as_deref())?;
     opts.condition = convert::write_condition(i.if_match.as_ref(), i.if_none_match.as_ref())?;
     let store = engine.store.clone();
-    let (bucket, key) = (i.bucket, i.key);
+    let (bucket, key) = (i.bucket.clone(), i.key.clone());
     let etag = with_body(engine, i.body, framing, move |body| {
         store.put_object(&bucket, &key, body, &opts)
     })
     .await?;
+    acls::apply(engine, access.as_ref(), &i.bucket, Some(&i.key))?;
     let mut out = PutObjectOutput {
         e_tag: Some(convert::etag(&etag)),
         ..Default::default()

@@ -170,20 +170,26 @@ def tagging():
 
 def acls():
     acl = s3.get_bucket_acl(Bucket=B)
-    assert acl["Owner"]["ID"] and acl["Grants"][0]["Permission"] == "FULL_CONTROL", acl
-    s3.put_bucket_acl(Bucket=B, ACL="private")
-    r = error_of(lambda: s3.put_bucket_acl(Bucket=B, ACL="public-read"))
-    assert r["Error"]["Code"] == "AccessControlListNotSupported", r["Error"]
-    assert "does not model ACLs" in r["Error"]["Message"], r["Error"]
-    s3.put_object(Bucket=B, Key="a/k", Body=b"x", ACL="private")
-    expect_code("AccessControlListNotSupported",
-                lambda: s3.put_object(Bucket=B, Key="a/k2", Body=b"x", ACL="public-read"))
-    assert s3.get_object_acl(Bucket=B, Key="a/k")["Grants"][0]["Permission"] == "FULL_CONTROL"
+    owner = acl["Owner"]["ID"]
+    assert {"Grantee": {"DisplayName": acl["Owner"]["DisplayName"], "ID": owner,
+                        "Type": "CanonicalUser"}, "Permission": "FULL_CONTROL"} in acl["Grants"], acl
+    # ACLs are the files' permissions: public-read is o+r, private takes it.
+    s3.put_object(Bucket=B, Key="a/k", Body=b"x", ACL="public-read")
+    grants = s3.get_object_acl(Bucket=B, Key="a/k")["Grants"]
+    assert [g["Permission"] for g in grants] == ["READ", "FULL_CONTROL"], grants
+    assert grants[0]["Grantee"]["Type"] == "Group", grants
     s3.put_object_acl(Bucket=B, Key="a/k", ACL="private")
+    grants = s3.get_object_acl(Bucket=B, Key="a/k")["Grants"]
+    assert [g["Permission"] for g in grants] == ["FULL_CONTROL"], grants
     s3.put_object_acl(Bucket=B, Key="a/k", ACL="bucket-owner-full-control")
-    expect_code("AccessControlListNotSupported",
-                lambda: s3.put_object_acl(Bucket=B, Key="a/k", ACL="public-read-write"))
+    r = error_of(lambda: s3.put_object_acl(
+        Bucket=B, Key="a/k", GrantRead='emailAddress="x@example.com"'))
+    assert r["Error"]["Code"] == "UnresolvableGrantByEmailAddress", r
     expect_code("NoSuchKey", lambda: s3.get_object_acl(Bucket=B, Key="a/missing"))
+    s3.put_bucket_acl(Bucket=B, ACL="public-read")
+    grants = s3.get_bucket_acl(Bucket=B)["Grants"]
+    assert [g["Permission"] for g in grants] == ["READ", "FULL_CONTROL"], grants
+    s3.put_bucket_acl(Bucket=B, ACL="private")
 
 
 def list_object_versions():
@@ -212,11 +218,11 @@ def list_object_versions():
 
 def ownership_and_policy():
     got = s3.get_bucket_ownership_controls(Bucket=B)["OwnershipControls"]["Rules"]
-    assert got == [{"ObjectOwnership": "BucketOwnerEnforced"}], got
+    assert got == [{"ObjectOwnership": "ObjectWriter"}], got
     s3.put_bucket_ownership_controls(
-        Bucket=B, OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]})
+        Bucket=B, OwnershipControls={"Rules": [{"ObjectOwnership": "ObjectWriter"}]})
     expect_code("NotImplemented", lambda: s3.put_bucket_ownership_controls(
-        Bucket=B, OwnershipControls={"Rules": [{"ObjectOwnership": "ObjectWriter"}]}))
+        Bucket=B, OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}))
     expect_code("NoSuchBucketPolicy", lambda: s3.get_bucket_policy(Bucket=B))
 
 

@@ -87,6 +87,7 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::NoSuchUpload => S3Status::ErrorNoSuchUpload,
         C::BucketNotEmpty => S3Status::ErrorBucketNotEmpty,
         C::BucketAlreadyOwnedByYou => S3Status::ErrorBucketAlreadyOwnedByYou,
+        C::BucketAlreadyExists => S3Status::ErrorBucketAlreadyExists,
         C::InvalidBucketName => S3Status::ErrorInvalidBucketName,
         // libs3 4.x has no status for InvalidTag.
         C::InvalidArgument | C::InvalidKey | C::KeyConflict | C::InvalidTag => {

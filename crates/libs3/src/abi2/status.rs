@@ -79,6 +79,7 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::NoSuchUpload => S3Status::ErrorNoSuchKey,
         C::BucketNotEmpty => S3Status::ErrorBucketNotEmpty,
         C::BucketAlreadyOwnedByYou => S3Status::ErrorBucketAlreadyOwnedByYou,
+        C::BucketAlreadyExists => S3Status::ErrorBucketAlreadyExists,
         C::InvalidBucketName => S3Status::ErrorInvalidBucketName,
         C::InvalidArgument | C::InvalidKey | C::KeyConflict => S3Status::ErrorInvalidArgument,
         C::InvalidPart | C::InvalidPartOrder | C::InvalidTag => S3Status::ErrorInvalidArgument,

@@ -1,0 +1,375 @@
+//! S3 ACLs as a view of POSIX permissions (issue 24, item 10), with real
+//! Linux users (made for the test as root; skipped, saying so, otherwise)
+//! through HTTP: canned ACLs change exactly the mode bits, grants to a user
+//! become POSIX ACL entries, other users are let in or refused exactly as
+//! the bits say (the kernel decides), owners are the files' owners mapped
+//! back to keys, and GetObjectAcl shows a chmod or an ACL made outside S3.
+
+mod common;
+
+use common::request;
+use s3hpc_http::{AuthConfig, HttpServer, MappedUsers};
+use s3hpc_store::{Identity, Store, StoreConfig};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+fn sh(cmd: &[&str]) -> bool {
+    Command::new(cmd[0])
+        .args(&cmd[1..])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Users a and b share a group, c does not; removed when dropped.
+struct Users {
+    names: Vec<String>,
+    group: String,
+}
+
+impl Users {
+    fn make() -> Option<Users> {
+        if rustix::process::geteuid().as_raw() != 0 || !sh(&["useradd", "--help"]) {
+            eprintln!("skipped: making Linux users for the test needs root and useradd");
+            return None;
+        }
+        let p = std::process::id() % 100_000;
+        let group = format!("s3ag{p}");
+        assert!(sh(&["groupadd", &group]));
+        let mut users = Users {
+            names: Vec::new(),
+            group: group.clone(),
+        };
+        for (i, u) in ["a", "b", "c"].iter().enumerate() {
+            let n = format!("s3acl{u}{p}");
+            let mut cmd = vec!["useradd", "-M", "-U", "-s", "/usr/sbin/nologin"];
+            if i < 2 {
+                cmd.extend(["-G", &group]);
+            }
+            cmd.push(&n);
+            assert!(sh(&cmd), "useradd {n}");
+            users.names.push(n);
+        }
+        Some(users)
+    }
+}
+
+impl Drop for Users {
+    fn drop(&mut self) {
+        for n in &self.names {
+            sh(&["userdel", n]);
+            sh(&["groupdel", n]);
+        }
+        sh(&["groupdel", &self.group]);
+    }
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT` for now.
+fn http_date() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        WEEKDAYS[days.rem_euclid(7) as usize],
+        MONTHS[(month - 1) as usize],
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// A key's SigV2-signed requests (what s3s checks as any SigV2 client's).
+struct Key<'a> {
+    addr: SocketAddr,
+    access: &'a str,
+}
+
+impl Key<'_> {
+    /// `path` with its query; `amz`: `x-amz-*` headers (lower-case).
+    fn send(&self, method: &str, path: &str, amz: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+        let date = http_date();
+        let mut amz = amz.to_vec();
+        amz.sort();
+        let amz_lines: String = amz.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
+        // The canonical resource keeps only sub-resources such as ?acl.
+        let resource = match path.split_once('?') {
+            Some((p, q)) if q == "acl" || q == "uploads" => format!("{p}?{q}"),
+            Some((p, _)) => p.to_string(),
+            None => path.to_string(),
+        };
+        let to_sign = format!("{method}\n\n\n{date}\n{amz_lines}{resource}");
+        let key = ring::hmac::Key::new(
+            ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY,
+            format!("{}-secret", self.access).as_bytes(),
+        );
+        use base64::Engine as _;
+        let sig = base64::engine::general_purpose::STANDARD
+            .encode(ring::hmac::sign(&key, to_sign.as_bytes()).as_ref());
+        let extra: String = amz.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nDate: {date}\r\nAuthorization: AWS {}:{sig}\r\n{extra}",
+            self.access
+        );
+        let (status, _, body) = request(self.addr, &head, body);
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+/// A POSIX ACL attribute as the kernel's format has it, written by hand
+/// (not with the server's code): `u::rw-, u:UID:r--, g::---, m::r--, o::---`.
+fn acl_granting_read(uid: u32) -> Vec<u8> {
+    let mut v = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (1u16, 6u16, u32::MAX),
+        (2, 4, uid),
+        (4, 0, u32::MAX),
+        (0x10, 4, u32::MAX),
+        (0x20, 0, u32::MAX),
+    ] {
+        v.extend(tag.to_le_bytes());
+        v.extend(perm.to_le_bytes());
+        v.extend(id.to_le_bytes());
+    }
+    v
+}
+
+#[test]
+fn acls_are_the_file_systems_permissions() {
+    let Some(users) = Users::make() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let ids: Vec<Identity> = users
+        .names
+        .iter()
+        .map(|n| Identity::parse(n).unwrap())
+        .collect();
+    let uid = |i: usize| ids[i].user().unwrap().uid;
+    let keys: HashMap<String, (String, Identity)> = ["ka", "kb", "kc"]
+        .iter()
+        .zip(&ids)
+        .map(|(k, id)| (k.to_string(), (format!("{k}-secret"), id.clone())))
+        .collect();
+    let auth = AuthConfig::Mapped(MappedUsers {
+        keys,
+        anonymous: None,
+        order: vec!["ka".into(), "kb".into(), "kc".into()],
+    });
+    let store = Arc::new(Store::open(&root, StoreConfig::default()).unwrap());
+    let server = HttpServer::bind("127.0.0.1:0".parse().unwrap(), store, auth, &[])
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let addr = server.addr();
+    let [a, b, c] = ["ka", "kb", "kc"].map(|access| Key { addr, access });
+
+    // A bucket made public-read: r-x for the group class and others.
+    let (s, body) = a.send("PUT", "/pub/", &[("x-amz-acl", "public-read")], b"");
+    assert_eq!(s, 200, "{body}");
+    let bdir = root.join("pub");
+    assert_eq!(std::fs::metadata(&bdir).unwrap().uid(), uid(0));
+    assert_eq!(mode(&bdir) & 0o077, 0o055);
+    let (s, body) = a.send("GET", "/pub/?acl", &[], b"");
+    assert_eq!(s, 200, "{body}");
+    assert!(body.contains("<ID>ka</ID>"), "owner is a's key: {body}");
+    assert!(body.contains(&format!("<DisplayName>{}</DisplayName>", users.names[0])));
+    assert!(body.contains("AuthenticatedUsers"), "{body}");
+    assert!(body.contains("<Permission>READ</Permission>"), "{body}");
+
+    // Names are shared: b cannot have it; a re-creating its own bucket is
+    // BucketAlreadyOwnedByYou when it has what the request asks for (no
+    // ACL: a new bucket's mode), else BucketAlreadyExists.
+    let (s, body) = b.send("PUT", "/pub/", &[], b"");
+    assert_eq!(
+        (s, body.contains("BucketAlreadyExists")),
+        (409, true),
+        "{body}"
+    );
+    let (s, body) = a.send("PUT", "/own/", &[], b"");
+    assert_eq!(s, 200, "{body}");
+    let (s, body) = a.send("PUT", "/own/", &[], b"");
+    assert_eq!(
+        (s, body.contains("BucketAlreadyOwnedByYou")),
+        (409, true),
+        "{body}"
+    );
+    let (s, body) = a.send("PUT", "/pub/", &[("x-amz-acl", "private")], b"");
+    assert_eq!(
+        (s, body.contains("BucketAlreadyExists")),
+        (409, true),
+        "{body}"
+    );
+
+    // A private object: b and c are refused by the kernel.
+    let (s, body) = a.send("PUT", "/pub/k", &[("x-amz-acl", "private")], b"data");
+    assert_eq!(s, 200, "{body}");
+    let file = bdir.join("k");
+    assert_eq!(mode(&file) & 0o077, 0);
+    assert_eq!(b.send("GET", "/pub/k", &[], b"").0, 403);
+    // public-read: o+r, and b reads it.
+    let (s, body) = a.send("PUT", "/pub/k?acl", &[("x-amz-acl", "public-read")], b"");
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(mode(&file) & 0o077, 0o044);
+    assert_eq!(b.send("GET", "/pub/k", &[], b""), (200, "data".into()));
+    // Only the owner may change permissions (the kernel's EPERM).
+    let (s, body) = b.send("PUT", "/pub/k?acl", &[("x-amz-acl", "private")], b"");
+    assert_eq!((s, body.contains("AccessDenied")), (403, true), "{body}");
+
+    // A grant to b by key: a POSIX ACL entry; c stays out.
+    let grant = [("x-amz-grant-read", "id=\"kb\"")];
+    let (s, body) = a.send("PUT", "/pub/k?acl", &grant, b"");
+    if s == 501 {
+        eprintln!("the test directory's file system keeps no POSIX ACLs: {body}");
+    } else {
+        assert_eq!(s, 200, "{body}");
+        assert_eq!(mode(&file) & 0o007, 0, "others lost their read");
+        assert_eq!(b.send("GET", "/pub/k", &[], b"").0, 200);
+        assert_eq!(c.send("GET", "/pub/k", &[], b"").0, 403);
+        let (_, acl) = a.send("GET", "/pub/k?acl", &[], b"");
+        assert!(acl.contains("<ID>kb</ID>"), "{acl}");
+        assert!(!acl.contains("<ID>kc</ID>"), "{acl}");
+        // An ACL written outside S3 (by hand, in the kernel's format) for c.
+        rustix::fs::setxattr(
+            &file,
+            "system.posix_acl_access",
+            &acl_granting_read(uid(2)),
+            rustix::fs::XattrFlags::empty(),
+        )
+        .unwrap();
+        assert_eq!(c.send("GET", "/pub/k", &[], b"").0, 200);
+        assert_eq!(b.send("GET", "/pub/k", &[], b"").0, 403);
+        let (_, acl) = a.send("GET", "/pub/k?acl", &[], b"");
+        assert!(
+            acl.contains("<ID>kc</ID>") && !acl.contains("<ID>kb</ID>"),
+            "{acl}"
+        );
+    }
+
+    // A chmod outside S3: the shared group's read is b's grant (b is in
+    // it, c is not), and S3 says exactly that.
+    let (s, _) = a.send("PUT", "/pub/k?acl", &[("x-amz-acl", "private")], b"");
+    assert_eq!(s, 200);
+    let gid = rustix::fs::stat(&file).unwrap().st_gid;
+    let shared = ids[0]
+        .user()
+        .unwrap()
+        .groups
+        .iter()
+        .copied()
+        .find(|g| !ids[2].user().unwrap().groups.contains(g) && *g != gid)
+        .unwrap();
+    std::os::unix::fs::chown(&file, None, Some(shared)).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let (_, acl) = a.send("GET", "/pub/k?acl", &[], b"");
+    assert!(
+        acl.contains("<ID>kb</ID>") && !acl.contains("<ID>kc</ID>"),
+        "{acl}"
+    );
+    assert!(!acl.contains("AuthenticatedUsers"), "{acl}");
+    assert_eq!(b.send("GET", "/pub/k", &[], b"").0, 200);
+    assert_eq!(c.send("GET", "/pub/k", &[], b"").0, 403);
+
+    // Grants POSIX cannot express are refused, saying why, and change nothing.
+    for (h, v) in [
+        ("x-amz-grant-full-control", "id=\"kb\""),
+        ("x-amz-grant-read-acp", "id=\"kb\""),
+    ] {
+        let (s, body) = a.send("PUT", "/pub/k?acl", &[(h, v)], b"");
+        assert_eq!(
+            (s, body.contains("NotImplemented")),
+            (501, true),
+            "{h}: {body}"
+        );
+    }
+    let (s, body) = a.send(
+        "PUT",
+        "/pub/k?acl",
+        &[("x-amz-grant-read", "id=\"nobody-key\"")],
+        b"",
+    );
+    assert_eq!((s, body.contains("InvalidArgument")), (400, true), "{body}");
+    let mail = [("x-amz-grant-read", "emailAddress=\"b@example.com\"")];
+    let (s, body) = a.send("PUT", "/pub/k?acl", &mail, b"");
+    assert_eq!(
+        (s, body.contains("UnresolvableGrantByEmailAddress")),
+        (400, true),
+        "{body}"
+    );
+    assert_eq!(mode(&file), 0o640);
+
+    // public-read-write on a bucket: anyone may write in it.
+    assert_eq!(c.send("PUT", "/pub/c-obj", &[], b"x").0, 403);
+    let (s, _) = a.send(
+        "PUT",
+        "/pub/?acl",
+        &[("x-amz-acl", "public-read-write")],
+        b"",
+    );
+    assert_eq!(s, 200);
+    assert_eq!(mode(&bdir) & 0o007, 0o007);
+    assert_eq!(c.send("PUT", "/pub/c-obj", &[], b"x").0, 200);
+    assert_eq!(std::fs::metadata(bdir.join("c-obj")).unwrap().uid(), uid(2));
+    // bucket-owner-full-control: c's object gets an ACL entry for a, the
+    // bucket's owner, and no one else reads it.
+    let canned = [("x-amz-acl", "bucket-owner-full-control")];
+    let (s, body) = c.send("PUT", "/pub/c-own", &canned, b"y");
+    if s == 501 {
+        eprintln!("no POSIX ACLs here: {body}");
+        assert!(!bdir.join("c-own").exists(), "a refused PUT leaves nothing");
+        c.send("PUT", "/pub/c-own", &[], b"y");
+    } else {
+        assert_eq!(s, 200, "{body}");
+        assert_eq!(mode(&bdir.join("c-own")) & 0o007, 0);
+        assert_eq!(a.send("GET", "/pub/c-own", &[], b""), (200, "y".into()));
+        assert_eq!(b.send("GET", "/pub/c-own", &[], b"").0, 403);
+    }
+
+    // Owners in listings are the files' owners, as keys.
+    let (s, list) = a.send("GET", "/pub/?list-type=2&fetch-owner=true", &[], b"");
+    assert_eq!(s, 200, "{list}");
+    let owners: Vec<&str> = list
+        .split("<Contents>")
+        .skip(1)
+        .filter_map(|o| o.split("<ID>").nth(1)?.split("</ID>").next())
+        .collect();
+    assert_eq!(
+        owners,
+        vec!["kc", "kc", "ka"],
+        "c-* are c's, k is a's: {list}"
+    );
+    let (_, list) = a.send("GET", "/pub/?list-type=2", &[], b"");
+    assert!(
+        !list.contains("<Owner>"),
+        "no owner unless fetch-owner: {list}"
+    );
+    let (_, buckets) = b.send("GET", "/", &[], b"");
+    assert!(buckets.contains("<ID>kb</ID>"), "{buckets}");
+    server.shutdown().unwrap();
+}
