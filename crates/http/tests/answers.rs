@@ -150,3 +150,26 @@ fn object_attributes_etag_unquoted() {
     );
     s.server.shutdown().unwrap();
 }
+
+/// A DeleteObjects error names the key and echoes the version asked for
+/// (S3 does; s3-tests' clean-up reads `VersionId` of every error).
+#[test]
+fn delete_objects_error_echoes_the_version() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    let (st, _, _) = request(addr, "PUT /bkt/k HTTP/1.1\r\n", b"bar");
+    assert_eq!(st, 200);
+    let body = b"<Delete><Object><Key>k</Key><VersionId>null</VersionId>\
+<ETag>\"0123456789abcdef0123456789abcdef\"</ETag></Object></Delete>";
+    let (st, _, answer) = request(addr, "POST /bkt?delete HTTP/1.1\r\n", body);
+    let answer = String::from_utf8_lossy(&answer);
+    assert_eq!(st, 200, "{answer}");
+    assert!(
+        answer.contains("<Error>") && answer.contains("<VersionId>null</VersionId>"),
+        "{answer}"
+    );
+    assert!(answer.contains("PreconditionFailed"), "{answer}");
+    let (st, _, _) = request(addr, "HEAD /bkt/k HTTP/1.1\r\n", b"");
+    assert_eq!(st, 200, "the object a failed condition names stays");
+    s.server.shutdown().unwrap();
+}

@@ -231,11 +231,13 @@ pub(super) async fn delete_objects(
                     version_id: o.version_id,
                     ..Default::default()
                 }),
+                // The version asked for is echoed, as S3 does: clients
+                // retry or inspect an error by key and version.
                 Err(e) => errors.push(Error {
                     code: Some(e.code.as_str().to_string()),
                     message: Some(e.message),
                     key: Some(o.key),
-                    version_id: None,
+                    version_id: o.version_id,
                 }),
             }
         }
