@@ -21,12 +21,12 @@ use std::borrow::Cow;
 /// this module fails on such a change until it is bumped and updated).
 pub const VERSION: u32 = 4;
 
-/// The oldest client version a gateway still serves: version 3 appended
-/// the standard headers to `PutOptions` and `ObjectInfo`, which changes
-/// their encoding, so a version 2 client is refused at its handshake.
-/// Version 4 only appended (a `WriteCondition` variant), so a version 3
-/// client's requests mean what they meant.
-pub const MIN_VERSION: u32 = 3;
+/// The oldest client version a gateway still serves: version 4 appended
+/// the owner's uid to `ObjectInfo`, `BucketInfo` and `UploadInfo`, which
+/// changes their encoding (a version 3 client would misread a listing),
+/// so older clients are refused at their handshake with both versions
+/// named.
+pub const MIN_VERSION: u32 = 4;
 
 /// Most parts one completion may name, as in S3.
 pub const MAX_PARTS: usize = 10_000;
@@ -460,7 +460,7 @@ mod tests {
         });
         assert_eq!(
             postcard::to_allocvec(&info).unwrap(),
-            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3, 0, 0, 0, 0, 0]
+            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3, 0, 0, 0, 0, 0, 0]
         );
         assert_eq!(VERSION, 4, "update the golden bytes with the version");
     }
