@@ -55,6 +55,13 @@ pub struct ServeArgs {
     /// them.
     #[arg(long, value_name = "USER", conflicts_with = "anonymous")]
     anonymous_user: Option<String>,
+    /// With users: which buckets ListBuckets shows a user. `reachable`
+    /// (default): every bucket whose directory it may enter; `owned`: the
+    /// buckets it owns, as S3 does (clients and suites that clean up every
+    /// bucket they list expect this). The administrator sees all.
+    #[arg(long, value_name = "WHICH", default_value = "reachable",
+          value_parser = ["reachable", "owned"])]
+    list_buckets: String,
     /// RPC over TCP cannot tell who connects: its connections act as this
     /// user. Needed for a TCP --rpc when keys act as users (a Unix
     /// socket's connections act as their peer's user in any case).
@@ -135,13 +142,17 @@ fn rpc_address(s: &str) -> Result<Address, String> {
 
 fn http_auth(a: &ServeArgs) -> anyhow::Result<AuthConfig> {
     let auth = http_keys(a)?;
-    Ok(match &a.anonymous_user {
+    let auth = match &a.anonymous_user {
         Some(user) => auth.with_anonymous_user(
             Identity::parse(user)
                 .map_err(anyhow::Error::msg)
                 .context("--anonymous-user")?,
         ),
         None => auth,
+    };
+    Ok(match a.list_buckets.as_str() {
+        "owned" => auth.with_owned_bucket_listing(),
+        _ => auth,
     })
 }
 

@@ -36,6 +36,9 @@ pub struct MappedUsers {
     /// The access keys in the credentials file's order: the first key of a
     /// uid names that uid as an owner (keys not listed follow, by name).
     pub order: Vec<String>,
+    /// ListBuckets shows a user only the buckets it owns, as S3 does,
+    /// instead of every bucket it may enter (`--list-buckets owned`).
+    pub list_owned_buckets: bool,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -130,8 +133,8 @@ impl AuthConfig {
         Ok(if mapped {
             AuthConfig::Mapped(MappedUsers {
                 keys,
-                anonymous: None,
                 order,
+                ..Default::default()
             })
         } else {
             AuthConfig::Users(keys.into_iter().map(|(a, (s, _))| (a, s)).collect())
@@ -154,6 +157,19 @@ impl AuthConfig {
         };
         m.anonymous = Some(who);
         AuthConfig::Mapped(m)
+    }
+
+    /// ListBuckets answers each user the buckets it owns (S3's meaning)
+    /// rather than those it may enter. Only with users: an administrator
+    /// key sees every bucket in either case.
+    pub fn with_owned_bucket_listing(self) -> AuthConfig {
+        match self {
+            AuthConfig::Mapped(mut m) => {
+                m.list_owned_buckets = true;
+                AuthConfig::Mapped(m)
+            }
+            other => other,
+        }
     }
 
     /// Whether keys act as users other than the server (the server then

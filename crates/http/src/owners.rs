@@ -27,6 +27,8 @@ pub(crate) struct Owners {
     /// Whether unsigned requests act as someone: then the "other" class
     /// of the mode bits is S3's AllUsers, else AuthenticatedUsers.
     pub anonymous: bool,
+    /// ListBuckets shows a user only its own buckets (`MappedUsers`).
+    pub list_owned_buckets: bool,
     cache: RwLock<HashMap<u32, Owner>>,
 }
 
@@ -74,6 +76,7 @@ impl Owners {
             keys,
             by_key,
             anonymous,
+            list_owned_buckets: matches!(auth, AuthConfig::Mapped(m) if m.list_owned_buckets),
             cache: RwLock::default(),
         }
     }

@@ -179,14 +179,19 @@ fn acls_are_the_file_systems_permissions() {
         .collect();
     let auth = AuthConfig::Mapped(MappedUsers {
         keys,
-        anonymous: None,
         order: vec!["ka".into(), "kb".into(), "kc".into()],
+        ..Default::default()
     });
     let store = Arc::new(Store::open(&root, StoreConfig::default()).unwrap());
-    let server = HttpServer::bind("127.0.0.1:0".parse().unwrap(), store, auth, &[])
-        .unwrap()
-        .spawn()
-        .unwrap();
+    let server = HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        store.clone(),
+        auth.clone(),
+        &[],
+    )
+    .unwrap()
+    .spawn()
+    .unwrap();
     let addr = server.addr();
     let [a, b, c] = ["ka", "kb", "kc"].map(|access| Key { addr, access });
 
@@ -198,10 +203,44 @@ fn acls_are_the_file_systems_permissions() {
     assert_eq!(mode(&bdir) & 0o077, 0o055);
     let (s, body) = a.send("GET", "/pub/?acl", &[], b"");
     assert_eq!(s, 200, "{body}");
+
     assert!(body.contains("<ID>ka</ID>"), "owner is a's key: {body}");
     assert!(body.contains(&format!("<DisplayName>{}</DisplayName>", users.names[0])));
     assert!(body.contains("AuthenticatedUsers"), "{body}");
     assert!(body.contains("<Permission>READ</Permission>"), "{body}");
+
+    // ListBuckets: b may enter a's public bucket, so it is listed to b;
+    // with `--list-buckets owned` only one's own buckets are (S3's way).
+    let (s, body) = b.send("PUT", "/bown/", &[], b"");
+    assert_eq!(s, 200, "{body}");
+    let (s, body) = b.send("GET", "/", &[], b"");
+    assert_eq!(s, 200, "{body}");
+    assert!(
+        body.contains("<Name>pub</Name>") && body.contains("<Name>bown</Name>"),
+        "{body}"
+    );
+    let owned = HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        store.clone(),
+        auth.clone().with_owned_bucket_listing(),
+        &[],
+    )
+    .unwrap()
+    .spawn()
+    .unwrap();
+    let b_owned = Key {
+        addr: owned.addr(),
+        access: "kb",
+    };
+    let (s, body) = b_owned.send("GET", "/", &[], b"");
+    assert_eq!(s, 200, "{body}");
+    assert!(
+        !body.contains("<Name>pub</Name>") && body.contains("<Name>bown</Name>"),
+        "{body}"
+    );
+    owned.shutdown().unwrap();
+    let (s, body) = b.send("DELETE", "/bown/", &[], b"");
+    assert_eq!(s, 204, "{body}");
 
     // Names are shared: b cannot have it; a re-creating its own bucket is
     // BucketAlreadyOwnedByYou when it has what the request asks for (no

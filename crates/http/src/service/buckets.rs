@@ -12,7 +12,13 @@ pub(super) async fn list_buckets(
     engine: &Engine,
     req: S3Request<ListBucketsInput>,
 ) -> S3Result<S3Response<ListBucketsOutput>> {
-    let (page, continuation_token) = page(run(|| engine.store.list_buckets())?, &req.input)?;
+    let mut all = run(|| engine.store.list_buckets())?;
+    let me = engine.store.identity();
+    if engine.owners.list_owned_buckets && !me.is_server() {
+        let uid = owners::uid(me);
+        all.retain(|b| b.owner == Some(uid));
+    }
+    let (page, continuation_token) = page(all, &req.input)?;
     let buckets = page
         .into_iter()
         .map(|b| Bucket {
