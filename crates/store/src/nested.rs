@@ -216,7 +216,11 @@ impl Store {
                 }
                 _ => {}
             }
-            renameat_with(parent, tmp.as_str(), parent, name, RenameFlags::EXCHANGE)
+            match self.profile.rename_exchange {
+                true => renameat_with(parent, tmp.as_str(), parent, name, RenameFlags::EXCHANGE),
+                // The probe saw it fail: no failed call here.
+                false => Err(Errno::INVAL),
+            }
         } else {
             Err(Errno::INVAL)
         };
@@ -231,6 +235,11 @@ impl Store {
                 if linked {
                     match unlinkat(parent, name, AtFlags::empty()) {
                         Ok(()) | Err(Errno::NOENT) => {}
+                        // Another writer nested it since the check above.
+                        Err(Errno::ISDIR) => {
+                            cleanup(&tmp);
+                            return Ok(());
+                        }
                         Err(e) => {
                             cleanup(&tmp);
                             return Err(e.into());
