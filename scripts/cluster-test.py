@@ -377,6 +377,52 @@ class Tests:
             counts["first failure"] = first[0]
         self.report(self.kind, "concurrent-overwrite", counts, bad or counts["reads"] == 0)
 
+    def t_nest(self):
+        """A key that becomes a prefix too (PUT p, then p/c) moves into a
+        directory of its name; where the file system has no RENAME_EXCHANGE
+        (ceph-fuse) it is missing for a moment, and readers on another node
+        must wait that out (nested.rs), never answer 404."""
+        n = self.n(40, 15)
+        a = self.agent(self.A)
+        counts = {"nests": 0, "heads": 0, "missing": 0, "errors": 0}
+        cur = [-1]
+        done = threading.Event()
+        first = []
+
+        def reader():
+            b = self.agent(self.B)
+            while not done.is_set():
+                j = cur[0]
+                if j < 0:
+                    time.sleep(0.001)
+                    continue
+                h = b.call(f"head {BUCKET} nest/p{j}")
+                counts["heads"] += 1
+                if h[0] != "ok":
+                    counts["missing" if h[1] == "NoSuchKey" else "errors"] += 1
+                    first.append(f"HEAD nest/p{j} " + " ".join(h)[:160])
+
+        t = threading.Thread(target=reader)
+        t.start()
+        try:
+            for i in range(n):
+                if a.call(f"put {BUCKET} nest/p{i} 100 p{i}")[0] != "ok":
+                    counts["errors"] += 1
+                    continue
+                cur[0] = i
+                time.sleep(0.005)  # let B's HEADs run before the nest
+                if a.call(f"put {BUCKET} nest/p{i}/c 100 c{i}")[0] != "ok":
+                    counts["errors"] += 1
+                counts["nests"] += 1
+                time.sleep(0.005)
+        finally:
+            done.set()
+            t.join()
+        bad = counts["missing"] + counts["errors"]
+        if first:
+            counts["first failure"] = first[0]
+        self.report(self.kind, "nest-while-read", counts, bad or counts["heads"] == 0)
+
     def t_multipart(self):
         a, b, c = self.agent(self.A), self.agent(self.B), self.agent(self.C)
         n = self.n(3, 1)
@@ -759,7 +805,7 @@ class Tests:
         tests = [("read-after-write", self.t_read_after_write), ("delete", self.t_delete),
                  ("listing", self.t_listing), ("concurrent", self.t_concurrent),
                  ("multipart", self.t_multipart), ("dir-handle", self.t_dir_handle),
-                 ("kill-sweep", self.t_kill_sweep)]
+                 ("kill-sweep", self.t_kill_sweep), ("nest", self.t_nest)]
         http_only = [("mapped-get", self.t_mapped_get), ("if-none-match", self.t_if_none_match)]
         t0 = time.time()
         try:

@@ -10,7 +10,9 @@ put.rs, where there is no O_TMPFILE: ceph-fuse, GlusterFS, MooseFS):
     setxattr   the stored metadata (the MD5 ETag, 40 bytes here)
     fsync      the data (durability fsync, serve's default)
     unlk       the lock released before the rename (GlusterFS's locks
-               translator can stall a rename over a locked file)
+               translator can stall a rename over a locked file); only
+               on GlusterFS and unknown types: elsewhere the close
+               releases it, at no cost on ceph-fuse
     rename     onto the key
     fsyncdir   the directory (the rename made durable)
     close

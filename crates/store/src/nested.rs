@@ -14,8 +14,11 @@
 //! A reader sees the file or the directory with the self-entry, never
 //! neither. Where the file system has no `RENAME_EXCHANGE` (NFS, some FUSE
 //! file systems), step 2 becomes unlink `a/b` plus rename `T` to `a/b`, and
-//! between those two calls `a/b` is missing; those are shared file systems,
-//! where a GET or HEAD that misses is retried (`Store::retry_shared`).
+//! between those two calls `a/b` is missing. So there the nest first makes a
+//! marker beside the name, `.s3hpc-tmp.nest.HASH` (a hash of `b`), and
+//! removes it after the rename; a GET or HEAD that misses on a shared file
+//! system looks for that marker and retries only while it is there
+//! (`Store::retry_shared`). A real miss costs two more lookups, no sleep.
 //!
 //! Lookups of such keys cost nothing on the common path: GET and HEAD try the
 //! plain file first and look for the self-entry only when they find a
@@ -27,7 +30,17 @@ use crate::*;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 use std::io;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+/// See [`Store::after_miss`].
+pub(crate) enum Miss {
+    /// A nest of the name is under way: look again after a while.
+    Marked,
+    /// The name is there now: look again at once.
+    Back,
+    /// Nothing was there while no nest was under way.
+    Real,
+}
 
 impl Store {
     /// Some directory of `rel` (a key's directory, below the bucket) is a
@@ -68,11 +81,69 @@ impl Store {
         Ok(())
     }
 
-    /// Turns the plain object `name` of directory `parent` (last seen as
-    /// `st`) into a directory holding it as its self-entry (see the module
-    /// documentation). Whatever raced with it, the caller resolves the path
-    /// again afterwards.
+    /// Whether a nest can leave `name` missing for a moment here, so that it
+    /// marks itself for readers (see the module documentation).
+    pub(crate) fn nest_gaps(&self) -> bool {
+        self.profile.shared && !self.profile.rename_exchange
+    }
+
+    /// What a miss of entry `name` of directory `rel` was, where a nest can
+    /// leave a gap: looked up in that order, the nest's marker (then the
+    /// miss may be its gap), and `name` once more (a nest that ended since
+    /// the miss left it there).
+    pub(crate) fn after_miss(&self, rel: &str, name: &str) -> Miss {
+        let Ok(d) = self.dirs.get(self.root_fd.as_fd(), rel) else {
+            return Miss::Real;
+        };
+        let at = |n: &str| statat(&*d, n, AtFlags::SYMLINK_NOFOLLOW).is_ok();
+        if at(&nest_marker(name)) {
+            Miss::Marked
+        } else if at(name) {
+            Miss::Back
+        } else {
+            Miss::Real
+        }
+    }
+
+    /// Turns the plain object `name` of directory `parent` into a directory
+    /// holding it as its self-entry (see the module documentation), marked
+    /// for readers where that leaves a gap. Whatever raced with it, the
+    /// caller resolves the path again afterwards.
     fn nest(&self, parent: BorrowedFd<'_>, name: &str) -> io::Result<()> {
+        if !self.nest_gaps() {
+            return self.nest_steps(parent, name);
+        }
+        let marker = nest_marker(name);
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
+        // Only the nest that made the marker removes it: one that finds it
+        // made runs beside another nest, or after one that was killed (the
+        // sweep takes that marker; until then misses of `name` are slow).
+        // Locked as a PUT's temporary is, so that no sweep elsewhere takes
+        // it while the nest runs.
+        let owned = match openat(
+            parent,
+            marker.as_str(),
+            flags,
+            Mode::from_bits_truncate(0o600),
+        ) {
+            Ok(fd) => {
+                if self.profile.fcntl_locks {
+                    let _ = crate::probe::lock_file(fd.as_fd());
+                }
+                Some(fd)
+            }
+            Err(Errno::EXIST) => None,
+            Err(e) => return Err(e.into()),
+        };
+        let done = self.nest_steps(parent, name);
+        if owned.is_some() {
+            let _ = unlinkat(parent, marker.as_str(), AtFlags::empty());
+        }
+        done
+    }
+
+    /// The steps of [`Store::nest`].
+    fn nest_steps(&self, parent: BorrowedFd<'_>, name: &str) -> io::Result<()> {
         let mut tmp = String::new();
         self.temps.next(&mut tmp);
         mkdirat(parent, tmp.as_str(), Mode::from_bits_truncate(0o777))?;
@@ -145,7 +216,11 @@ impl Store {
                 }
                 _ => {}
             }
-            renameat_with(parent, tmp.as_str(), parent, name, RenameFlags::EXCHANGE)
+            match self.profile.rename_exchange {
+                true => renameat_with(parent, tmp.as_str(), parent, name, RenameFlags::EXCHANGE),
+                // The probe saw it fail: no failed call here.
+                false => Err(Errno::INVAL),
+            }
         } else {
             Err(Errno::INVAL)
         };
@@ -160,6 +235,11 @@ impl Store {
                 if linked {
                     match unlinkat(parent, name, AtFlags::empty()) {
                         Ok(()) | Err(Errno::NOENT) => {}
+                        // Another writer nested it since the check above.
+                        Err(Errno::ISDIR) => {
+                            cleanup(&tmp);
+                            return Ok(());
+                        }
                         Err(e) => {
                             cleanup(&tmp);
                             return Err(e.into());
@@ -222,4 +302,15 @@ impl Store {
             _ => Ok(unlinkat(parent, tmp, AtFlags::empty())?),
         }
     }
+}
+
+/// The name of the marker of a nest of `name`: a temporary's (hidden from
+/// listings, reserved against keys, swept when old), of fixed length
+/// whatever the length of `name`, the same on every node and build
+/// (FNV-1a, not std's hasher, which may change between Rust releases).
+fn nest_marker(name: &str) -> String {
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}nest.{hash:016x}", crate::temp::TEMP_PREFIX)
 }

@@ -282,7 +282,7 @@ impl Store {
         let rel = dir_rel(bucket, kp.dir);
         let live = Cell::new(false);
         let (fd, st, stored) = self
-            .retry_shared(|| {
+            .retry_shared(&rel, kp.name, || {
                 live.set(false);
                 let fd = self.in_dir_seen(
                     &rel,
@@ -331,27 +331,46 @@ impl Store {
         Ok((meta::object_info(key, &st, stored), File::from(fd)))
     }
 
-    /// Runs a read-side lookup `op`, retried where another node's replace
-    /// can make it fail on a shared file system, as NFS clients retry:
-    /// ESTALE (the file went away under the handle) up to 4 times, and
-    /// ENOENT up to 3 times, after 1, 2 and 4 ms, where a name can be
-    /// missing for a moment while it is replaced: a rename on GlusterFS's
-    /// distribute layer is not atomic to other clients (a key that always
-    /// exists answered 404, issue 16; one retry after 1 ms still missed 1
-    /// in 785 reads on a loaded machine), and a nesting without
-    /// `RENAME_EXCHANGE` unlinks the name before renaming the directory
-    /// in (`nested.rs`). A key that is really missing costs those 7 ms
-    /// there; where a rename is one step on one server (MooseFS, CephFS,
-    /// NFS, ...) and the exchange works, nothing.
-    pub(crate) fn retry_shared<T>(&self, mut op: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    /// Runs a read-side lookup `op` of entry `name` of directory `rel`,
+    /// retried where another node's replace can make it fail on a shared
+    /// file system, as NFS clients retry: ESTALE (the file went away under
+    /// the handle) up to 4 times, and ENOENT up to 3 times, after 1, 2 and
+    /// 4 ms, where a name can be missing for a moment while it is replaced.
+    /// A rename on GlusterFS's distribute layer is not atomic to other
+    /// clients (a key that always exists answered 404, issue 16; one retry
+    /// after 1 ms still missed 1 in 785 reads on a loaded machine): there
+    /// every miss costs those 7 ms. A nesting without `RENAME_EXCHANGE`
+    /// (ceph-fuse, NFS) unlinks the name before renaming the directory in,
+    /// and marks itself first (`nested.rs`): there a miss looks for the
+    /// marker and sleeps only if it is there, else looks at the name once
+    /// more at once (the nest may have ended between the miss and that
+    /// look): two more lookups, no sleep, for a key really missing. Where a
+    /// rename is one step on one server and the exchange works, nothing.
+    pub(crate) fn retry_shared<T>(
+        &self,
+        rel: &str,
+        name: &str,
+        mut op: impl FnMut() -> io::Result<T>,
+    ) -> io::Result<T> {
         let p = &self.profile;
-        let gaps = p.rename_gap || p.shared && !p.rename_exchange;
         let mut stale = 0;
         let mut missing = 0;
+        let mut looked_again = false;
         loop {
             match op() {
                 Err(e) if e.raw_os_error() == Some(libc::ESTALE) && stale < 4 => stale += 1,
-                Err(e) if e.kind() == io::ErrorKind::NotFound && gaps && missing < 3 => {
+                Err(e) if e.kind() == io::ErrorKind::NotFound && missing < 3 => {
+                    if !p.rename_gap && missing == 0 {
+                        if !self.nest_gaps() || looked_again {
+                            return Err(e);
+                        }
+                        looked_again = true;
+                        match self.after_miss(rel, name) {
+                            crate::nested::Miss::Real => return Err(e),
+                            crate::nested::Miss::Back => continue,
+                            crate::nested::Miss::Marked => {}
+                        }
+                    }
                     std::thread::sleep(std::time::Duration::from_millis(1 << missing));
                     missing += 1;
                 }
@@ -409,7 +428,7 @@ impl Store {
         let rel = dir_rel(bucket, kp.dir);
         let live = Cell::new(false);
         let (st, stored) = self
-            .retry_shared(|| {
+            .retry_shared(&rel, kp.name, || {
                 live.set(false);
                 let (st, stored) = self.stat_in(&rel, kp.name, &live)?;
                 if FileType::from_raw_mode(st.st_mode) == FileType::Directory

@@ -332,6 +332,36 @@ fn shared_paths(data: &[u8]) {
         &[(Unlink, 1), (Open, 1), (Fstat, 2)],
     );
 
+    // Where a nest can leave a key missing for a moment (no
+    // RENAME_EXCHANGE: ceph-fuse, NFS), a miss looks for the nest's marker
+    // and at the name once more: two stats, and no sleep or retry.
+    let gap_tmp = test_dir();
+    let g = Store::open_adjusted(gap_tmp.path().join("root"), s.config(), |p| {
+        p.shared = true;
+        p.rename_gap = false;
+        p.rename_exchange = false;
+    })
+    .unwrap();
+    g.create_bucket(BUCKET).unwrap();
+    put(&g, "warm", data);
+    let (e, c) = calls(|| g.head_object(BUCKET, "missing").unwrap_err());
+    assert_eq!(e.code, ErrorCode::NoSuchKey);
+    expect(
+        &c,
+        "shared, no exchange: HEAD missing",
+        &[(Stat, 3), (Open, 1), (Fstat, 2)],
+    );
+    // A nest there removes its marker when done.
+    put(&g, "n", data);
+    put(&g, "n/x", data);
+    assert_eq!(g.head_object(BUCKET, "n").unwrap().size, data.len() as u64);
+    let mut left: Vec<_> = std::fs::read_dir(gap_tmp.path().join("root").join(BUCKET))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["n", "warm"]);
+
     // A delete leaves the directory it emptied: a failed rmdir would be a
     // round trip to every server holding it. A listing that reads it empty
     // removes it, and never shows it.

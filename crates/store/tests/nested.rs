@@ -430,7 +430,36 @@ fn hidden_names_stay_unaddressable() {
 /// into a directory of its name.
 #[test]
 fn readers_never_miss_an_object_being_nested() {
-    let env = Arc::new(Env::new());
+    readers_never_miss(Env::new());
+}
+
+/// The same where the file system has no `RENAME_EXCHANGE` (ceph-fuse,
+/// NFS): the nest unlinks the object before renaming its directory in, and
+/// readers that miss it in between find the nest's marker and wait.
+#[test]
+fn readers_never_miss_an_object_being_nested_without_exchange() {
+    readers_never_miss(env_without_exchange());
+}
+
+/// A store taking a shared file system's paths without `RENAME_EXCHANGE`.
+fn env_without_exchange() -> Env {
+    let tmp = test_dir();
+    let config = StoreConfig {
+        etag: EtagPolicy::Md5,
+        durability: Durability::None,
+    };
+    let store = Store::open_adjusted(tmp.path().join("root"), config, |p| {
+        p.shared = true;
+        p.rename_gap = false;
+        p.rename_exchange = false;
+    })
+    .unwrap();
+    store.create_bucket(BUCKET).unwrap();
+    Env { tmp, store }
+}
+
+fn readers_never_miss(env: Env) {
+    let env = Arc::new(env);
     const N: usize = 300;
     for i in 0..N {
         env.put(&format!("k{i:03}"), format!("v{i}").as_bytes());
@@ -478,7 +507,13 @@ fn readers_never_miss_an_object_being_nested() {
 /// nothing hidden is left over.
 #[test]
 fn concurrent_nesting_of_one_object() {
-    nesting_races(false);
+    nesting_races(false, Env::new);
+}
+
+/// The same without `RENAME_EXCHANGE`: the nests' markers are gone after.
+#[test]
+fn concurrent_nesting_of_one_object_without_exchange() {
+    nesting_races(false, env_without_exchange);
 }
 
 /// The same with a PUT of the object racing the nesting. On ext4 a PUT over
@@ -487,12 +522,12 @@ fn concurrent_nesting_of_one_object() {
 /// directory where the PUT's file was, which the PUT then merges back.
 #[test]
 fn concurrent_nesting_and_overwrite() {
-    nesting_races(true);
+    nesting_races(true, Env::new);
 }
 
-fn nesting_races(with_overwrite: bool) {
+fn nesting_races(with_overwrite: bool, new_env: fn() -> Env) {
     for round in 0..50 {
-        let env = Arc::new(Env::new());
+        let env = Arc::new(new_env());
         env.put("o", b"obj");
         let overwrite = with_overwrite && round % 2 == 1;
         let ts: Vec<_> = (0..3)
