@@ -16,7 +16,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 fn sh(cmd: &[&str]) -> bool {
     Command::new(cmd[0])
@@ -68,37 +68,6 @@ impl Drop for Users {
     }
 }
 
-/// `Sun, 06 Nov 1994 08:49:37 GMT` for now.
-fn http_date() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
-        WEEKDAYS[days.rem_euclid(7) as usize],
-        MONTHS[(month - 1) as usize],
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 /// A key's SigV2-signed requests (what s3s checks as any SigV2 client's).
 struct Key<'a> {
     addr: SocketAddr,
@@ -108,7 +77,7 @@ struct Key<'a> {
 impl Key<'_> {
     /// `path` with its query; `amz`: `x-amz-*` headers (lower-case).
     fn send(&self, method: &str, path: &str, amz: &[(&str, &str)], body: &[u8]) -> (u16, String) {
-        let date = http_date();
+        let date = httpdate::fmt_http_date(SystemTime::now());
         let mut amz = amz.to_vec();
         amz.sort();
         let amz_lines: String = amz.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
