@@ -46,7 +46,7 @@ impl S3Client for EmbeddedClient {
         self.store.identity().user().map(|u| u.uid)
     }
     fn create_bucket(&self, bucket: &str) -> Result<()> {
-        self.store.create_bucket(bucket)
+        crate::owned_is_created(self.store.create_bucket(bucket))
     }
     fn delete_bucket(&self, bucket: &str) -> Result<()> {
         self.store.delete_bucket(bucket)

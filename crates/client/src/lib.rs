@@ -61,6 +61,9 @@ pub trait S3Client: Send + Sync {
         None
     }
 
+    /// Creates a bucket. Creating one the caller owns already succeeds and
+    /// changes nothing, as AWS (us-east-1) and Ceph RGW answer; see
+    /// [`owned_is_created`].
     fn create_bucket(&self, bucket: &str) -> Result<()>;
     fn delete_bucket(&self, bucket: &str) -> Result<()>;
     fn head_bucket(&self, bucket: &str) -> Result<()>;
@@ -191,6 +194,18 @@ pub trait S3Client: Send + Sync {
     fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()>;
     fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>>;
     fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>>;
+}
+
+/// The answer every transport gives to re-creating one's own bucket:
+/// success, as AWS gives it in us-east-1 (the region this server answers
+/// for) and Ceph RGW everywhere, so that an idempotent "make sure the bucket
+/// exists" works on every transport and against servers that answer 409
+/// BucketAlreadyOwnedByYou instead. Someone else's bucket stays an error.
+pub fn owned_is_created(r: Result<()>) -> Result<()> {
+    match r {
+        Err(e) if e.code == ErrorCode::BucketAlreadyOwnedByYou => Ok(()),
+        r => r,
+    }
 }
 
 /// NotImplemented for a transport that has no way to send `what`.

@@ -497,9 +497,9 @@ impl S3Client for RemoteClient {
     }
 
     fn create_bucket(&self, bucket: &str) -> Result<()> {
-        self.done(Request::CreateBucket {
+        s3hpc_client::owned_is_created(self.done(Request::CreateBucket {
             bucket: bucket.into(),
-        })
+        }))
     }
 
     fn delete_bucket(&self, bucket: &str) -> Result<()> {

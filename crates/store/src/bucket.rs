@@ -26,7 +26,8 @@ impl Store {
                     } else {
                         Err(s3err!(
                             BucketAlreadyExists,
-                            "bucket {bucket:?} already exists and belongs to another user                              (uid {}); bucket names are shared by all users: pick another",
+                            "bucket {bucket:?} already exists and belongs to another user \
+                             (uid {}); bucket names are shared by all users: pick another",
                             st.st_uid
                         ))
                     }

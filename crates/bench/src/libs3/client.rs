@@ -184,7 +184,7 @@ impl S3Client for Libs3Client {
     }
 
     fn create_bucket(&self, bucket: &str) -> Result<()> {
-        self.bucket_call(bucket, BucketOp::Create)
+        s3hpc_client::owned_is_created(self.bucket_call(bucket, BucketOp::Create))
     }
 
     fn delete_bucket(&self, bucket: &str) -> Result<()> {

@@ -272,7 +272,7 @@ impl S3Client for HttpClient {
     }
 
     fn create_bucket(&self, bucket: &str) -> Result<()> {
-        self.call(Method::PUT, bucket, None).send().map(drop)
+        crate::owned_is_created(self.call(Method::PUT, bucket, None).send().map(drop))
     }
 
     fn delete_bucket(&self, bucket: &str) -> Result<()> {

@@ -75,43 +75,45 @@ pub(super) async fn create_bucket(
     let bucket = &i.bucket;
     let change = acls::for_new(engine, &asked, bucket, None)?;
     match run(|| engine.store.create_bucket(bucket)) {
+        // Already as asked: nothing to apply.
         Err(e) if e.code() == &S3ErrorCode::BucketAlreadyOwnedByYou => {
-            return Err(recreated(engine, bucket, change, e))
+            recreated(engine, bucket, change)?
         }
-        r => r?,
+        r => {
+            r?;
+            acls::apply(engine, change.as_ref(), bucket, None)?;
+        }
     }
-    acls::apply(engine, change.as_ref(), bucket, None)?;
     Ok(S3Response::new(CreateBucketOutput {
         location: Some(format!("/{bucket}")),
     }))
 }
 
-/// A create of one's own existing bucket: BucketAlreadyOwnedByYou when it
-/// has the permissions the request asks for (none asked: what a new
-/// bucket gets, 0777 under the server's umask), else BucketAlreadyExists,
-/// as Ceph answers, so that a re-create neither keeps nor changes them
-/// silently.
-fn recreated(
-    engine: &Engine,
-    bucket: &str,
-    asked: Option<PermissionChange>,
-    owned: s3s::S3Error,
-) -> s3s::S3Error {
-    let Ok(now) = run(|| engine.store.permissions(bucket, None)) else {
-        return owned;
-    };
-    let Some(asked) = asked.or_else(new_bucket) else {
-        return owned;
-    };
+/// A create of one's own existing bucket succeeds when the bucket has the
+/// permissions the request asks for (none asked: what a new bucket gets,
+/// 0777 under the server's umask), as AWS answers in us-east-1 (the region
+/// this server answers for) and Ceph RGW everywhere; its objects are kept.
+/// With other permissions it is BucketAlreadyExists, as Ceph answers, so
+/// that a re-create neither keeps nor changes them silently (AWS would
+/// reset them: on a shared file system that would chmod a project
+/// directory behind its group's back).
+fn recreated(engine: &Engine, bucket: &str, asked: Option<PermissionChange>) -> S3Result<()> {
+    let now = run(|| engine.store.permissions(bucket, None))?;
+    let asked = asked.or_else(new_bucket).ok_or_else(|| {
+        s3_error!(
+            InternalError,
+            "the server's umask could not be read from /proc/self/status"
+        )
+    })?;
     if acl::current(&now) == asked {
-        return owned;
+        return Ok(());
     }
-    s3_error!(
+    Err(s3_error!(
         BucketAlreadyExists,
         "bucket {bucket:?} is yours already, with other permissions than this request sets \
          (mode {:o}); change them with PutBucketAcl",
         now.mode
-    )
+    ))
 }
 
 /// The permissions a bucket made without an ACL gets: 0777 under the
