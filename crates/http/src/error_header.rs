@@ -58,6 +58,8 @@ pub struct WithErrorCode {
     pub kernel_copies: bool,
     /// The virtual-host domains (`sigv2_path` needs to tell the styles apart).
     pub virtual_hosts: std::sync::Arc<[String]>,
+    /// Preflights and the Access-Control headers of browsers' requests.
+    pub cors: crate::cors::Cors,
 }
 
 impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
@@ -67,7 +69,16 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
 
     fn call(&self, mut req: hyper::Request<s3s::Body>) -> Self::Future {
         let service = self.service.clone();
+        let cors = self.cors.clone();
         crate::sigv2_path::bucket_root(&mut req, &self.virtual_hosts);
+        // A preflight is CORS's alone: s3s has no OPTIONS, and it carries
+        // no credentials (a presigned URL's are for the request after it).
+        let preflight =
+            (req.method() == Method::OPTIONS).then(|| cors.preflight(&req, &self.virtual_hosts));
+        let browser = preflight
+            .is_none()
+            .then(|| cors.asked(&req, &self.virtual_hosts))
+            .flatten();
         // Only GETs send bodies from files; others skip the allocation.
         if self.kernel_copies
             && req.method() == Method::GET
@@ -81,16 +92,28 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
         let attributes =
             req.method() == Method::GET && crate::attributes_etag::asks_attributes(uri.query());
         Box::pin(async move {
-            let prepared = match crate::presigned::refuse_expired(req.uri()) {
-                Ok(()) => crate::unframed::state_length(&mut req).await,
-                refused => refused,
+            let answered = match preflight {
+                Some(answer) => answer,
+                None => {
+                    let prepared = match crate::presigned::refuse_expired(req.uri()) {
+                        Ok(()) => crate::unframed::state_length(&mut req).await,
+                        refused => refused,
+                    };
+                    match prepared {
+                        Ok(()) => Ok(service.call(req).await?),
+                        Err(e) => Err(e),
+                    }
+                }
             };
-            let mut resp = match prepared {
-                Ok(()) => service.call(req).await?,
+            let mut resp = match answered {
+                Ok(resp) => resp,
                 Err(e) => e
                     .to_http_response()
                     .map_err(|e| HttpError::new(Box::new(e)))?,
             };
+            if let Some(asked) = &browser {
+                cors.answer(asked, &mut resp);
+            }
             let id = request_id();
             policy_condition_refusal(&mut resp);
             if attributes {

@@ -25,6 +25,7 @@ mod body;
 mod checksums;
 pub mod chunked;
 mod convert;
+mod cors;
 mod error_header;
 mod gather;
 mod mapped;

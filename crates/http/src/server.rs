@@ -52,6 +52,9 @@ impl HttpServer {
             )),
             _ => None,
         };
+        let cors = crate::cors::Cors {
+            store: store.clone(),
+        };
         let mut builder = S3ServiceBuilder::new(Service {
             store,
             io: Default::default(),
@@ -93,6 +96,7 @@ impl HttpServer {
                 service: builder.build(),
                 kernel_copies: true,
                 virtual_hosts: virtual_hosts.into(),
+                cors,
             },
             tls: None,
             watch: Watch::default(),

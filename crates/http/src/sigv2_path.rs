@@ -11,21 +11,41 @@
 use hyper::header::AUTHORIZATION;
 use hyper::Uri;
 
-/// `/BUCKET` → `/BUCKET/` on a path-style SigV2 header-signed request;
-/// `domains` are the server's virtual-host domains.
-pub fn bucket_root<B>(req: &mut hyper::Request<B>, domains: &[String]) {
+/// The request's host, without its port.
+fn host<B>(req: &hyper::Request<B>) -> &str {
     let host = req
         .headers()
         .get(hyper::header::HOST)
         .and_then(|h| h.to_str().ok())
         .or_else(|| req.uri().host())
         .unwrap_or("");
-    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
-    let virtual_host = domains.iter().any(|d| {
-        host.strip_suffix(d.as_str())
-            .is_some_and(|b| b.len() > 1 && b.ends_with('.'))
-    });
-    if virtual_host {
+    host.rsplit_once(':').map_or(host, |(h, _)| h)
+}
+
+/// The bucket a virtual-host request names (`Host: BUCKET.DOMAIN` for one
+/// of `domains`), if it is one.
+fn virtual_bucket<'a>(host: &'a str, domains: &[String]) -> Option<&'a str> {
+    domains.iter().find_map(|d| {
+        let b = host.strip_suffix(d.as_str())?.strip_suffix('.')?;
+        (!b.is_empty()).then_some(b)
+    })
+}
+
+/// The bucket a request is for: named by its host (virtual-host style),
+/// else the first segment of its path; None for the service (`/`).
+pub fn bucket_of<'a, B>(req: &'a hyper::Request<B>, domains: &[String]) -> Option<&'a str> {
+    if let Some(b) = virtual_bucket(host(req), domains) {
+        return Some(b);
+    }
+    let path = req.uri().path().trim_start_matches('/');
+    let bucket = path.split('/').next().unwrap_or("");
+    (!bucket.is_empty()).then_some(bucket)
+}
+
+/// `/BUCKET` → `/BUCKET/` on a path-style SigV2 header-signed request;
+/// `domains` are the server's virtual-host domains.
+pub fn bucket_root<B>(req: &mut hyper::Request<B>, domains: &[String]) {
+    if virtual_bucket(host(req), domains).is_some() {
         return;
     }
     let sigv2 = req

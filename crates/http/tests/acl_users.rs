@@ -83,7 +83,7 @@ impl Key<'_> {
         let amz_lines: String = amz.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
         // The canonical resource keeps only sub-resources such as ?acl.
         let resource = match path.split_once('?') {
-            Some((p, q)) if q == "acl" || q == "uploads" => format!("{p}?{q}"),
+            Some((p, q)) if ["acl", "uploads", "cors"].contains(&q) => format!("{p}?{q}"),
             Some((p, _)) => p.to_string(),
             None => path.to_string(),
         };
@@ -340,6 +340,14 @@ fn acls_are_the_file_systems_permissions() {
     assert_eq!(mode(&bdir) & 0o007, 0o007);
     assert_eq!(c.send("PUT", "/pub/c-obj", &[], b"x").0, 200);
     assert_eq!(std::fs::metadata(bdir.join("c-obj")).unwrap().uid(), uid(2));
+    // Writing in a bucket is not owning it: its CORS rules are a's alone.
+    let cors = b"<CORSConfiguration><CORSRule><AllowedMethod>GET</AllowedMethod>\
+                 <AllowedOrigin>*</AllowedOrigin></CORSRule></CORSConfiguration>";
+    let (s, body) = c.send("PUT", "/pub/?cors", &[], cors);
+    assert_eq!((s, body.contains("AccessDenied")), (403, true), "{body}");
+    assert_eq!(a.send("PUT", "/pub/?cors", &[], cors).0, 200);
+    assert_eq!(c.send("DELETE", "/pub/?cors", &[], b"").0, 403);
+    assert_eq!(a.send("DELETE", "/pub/?cors", &[], b"").0, 204);
     // bucket-owner-full-control: c's object gets an ACL entry for a, the
     // bucket's owner, and no one else reads it.
     let canned = [("x-amz-acl", "bucket-owner-full-control")];

@@ -265,4 +265,7 @@ forward! {
     fn permissions(&self, bucket: &str, key: Option<&str>) -> Result<Permissions>;
     fn bucket_owner(&self, bucket: &str) -> Result<u32>;
     fn set_permissions(&self, bucket: &str, key: Option<&str>, change: &PermissionChange) -> Result<()>;
+    fn bucket_config(&self, bucket: &str, name: &str) -> Result<Option<Vec<u8>>>;
+    fn put_bucket_config(&self, bucket: &str, name: &str, value: &[u8]) -> Result<()>;
+    fn delete_bucket_config(&self, bucket: &str, name: &str) -> Result<()>;
 }

@@ -172,7 +172,7 @@ impl Store {
     }
 
     /// The bucket's directory or the object's file, open for reading.
-    fn open_target(&self, bucket: &str, key: Option<&str>) -> Result<(OwnedFd, String)> {
+    pub(crate) fn open_target(&self, bucket: &str, key: Option<&str>) -> Result<(OwnedFd, String)> {
         validate_bucket_name(bucket)?;
         match key {
             None => {

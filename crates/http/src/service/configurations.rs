@@ -99,18 +99,6 @@ pub(super) async fn delete_bucket_policy(
 // when reading a bucket (Terraform's provider, the console, s3-tests)
 // answer exactly as AWS does for a bucket without that configuration,
 // and the Deletes succeed, as there is nothing to delete.
-pub(super) async fn get_bucket_cors(
-    engine: &Engine,
-    req: S3Request<GetBucketCorsInput>,
-) -> S3Result<S3Response<GetBucketCorsOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Err(not_configured(
-        "NoSuchCORSConfiguration",
-        &req.input.bucket,
-        "CORS configuration",
-    ))
-}
-
 pub(super) async fn get_bucket_lifecycle_configuration(
     engine: &Engine,
     req: S3Request<GetBucketLifecycleConfigurationInput>,
@@ -241,17 +229,6 @@ pub(super) async fn get_bucket_policy_status(
         "NoSuchBucketPolicy",
         &req.input.bucket,
         "policy",
-    ))
-}
-
-pub(super) async fn delete_bucket_cors(
-    engine: &Engine,
-    req: S3Request<DeleteBucketCorsInput>,
-) -> S3Result<S3Response<DeleteBucketCorsOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Ok(S3Response::with_status(
-        DeleteBucketCorsOutput::default(),
-        hyper::StatusCode::NO_CONTENT,
     ))
 }
 

@@ -10,6 +10,7 @@ mod acls;
 mod buckets;
 mod configurations;
 mod copy;
+mod cors;
 mod listing;
 mod multipart;
 mod objects;
@@ -273,7 +274,8 @@ route! {
     configurations::get_bucket_policy(GetBucketPolicyInput) -> GetBucketPolicyOutput;
     configurations::put_bucket_policy(PutBucketPolicyInput) -> PutBucketPolicyOutput;
     configurations::delete_bucket_policy(DeleteBucketPolicyInput) -> DeleteBucketPolicyOutput;
-    configurations::get_bucket_cors(GetBucketCorsInput) -> GetBucketCorsOutput;
+    cors::get_bucket_cors(GetBucketCorsInput) -> GetBucketCorsOutput;
+    cors::put_bucket_cors(PutBucketCorsInput) -> PutBucketCorsOutput;
     configurations::get_bucket_lifecycle_configuration(GetBucketLifecycleConfigurationInput) -> GetBucketLifecycleConfigurationOutput;
     configurations::get_bucket_tagging(GetBucketTaggingInput) -> GetBucketTaggingOutput;
     configurations::get_bucket_encryption(GetBucketEncryptionInput) -> GetBucketEncryptionOutput;
@@ -286,7 +288,7 @@ route! {
     configurations::get_bucket_notification_configuration(GetBucketNotificationConfigurationInput) -> GetBucketNotificationConfigurationOutput;
     configurations::get_bucket_request_payment(GetBucketRequestPaymentInput) -> GetBucketRequestPaymentOutput;
     configurations::get_bucket_policy_status(GetBucketPolicyStatusInput) -> GetBucketPolicyStatusOutput;
-    configurations::delete_bucket_cors(DeleteBucketCorsInput) -> DeleteBucketCorsOutput;
+    cors::delete_bucket_cors(DeleteBucketCorsInput) -> DeleteBucketCorsOutput;
     configurations::delete_bucket_lifecycle(DeleteBucketLifecycleInput) -> DeleteBucketLifecycleOutput;
     configurations::delete_bucket_tagging(DeleteBucketTaggingInput) -> DeleteBucketTaggingOutput;
     configurations::delete_bucket_encryption(DeleteBucketEncryptionInput) -> DeleteBucketEncryptionOutput;
