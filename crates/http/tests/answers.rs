@@ -44,6 +44,37 @@ fn not_modified_carries_etag_and_last_modified() {
     s.server.shutdown().unwrap();
 }
 
+/// An object stored without a Content-Type (or a file put there by POSIX
+/// tools) answers S3's default, binary/octet-stream; a stored one, and a
+/// response-content-type override of a GET, win.
+#[test]
+fn content_type_defaults_as_s3_does() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    std::fs::write(s.store.root().join("bkt/posix"), b"x").unwrap();
+    assert_eq!(request(addr, "PUT /bkt/k HTTP/1.1\r\n", b"bar").0, 200);
+    let typed = "PUT /bkt/t HTTP/1.1\r\nContent-Type: text/csv\r\n";
+    assert_eq!(request(addr, typed, b"a,b").0, 200);
+    for (path, want) in [
+        ("/bkt/k", "binary/octet-stream"),
+        ("/bkt/posix", "binary/octet-stream"),
+        ("/bkt/t", "text/csv"),
+        ("/bkt/k?response-content-type=image/png", "image/png"),
+    ] {
+        // s3s takes no response-* overrides on HEAD.
+        let methods: &[&str] = if path.contains('?') {
+            &["GET"]
+        } else {
+            &["GET", "HEAD"]
+        };
+        for method in methods {
+            let (st, h, _) = request(addr, &format!("{method} {path} HTTP/1.1\r\n"), b"");
+            assert_eq!(st, 200, "{method} {path}");
+            assert_eq!(header(&h, "content-type"), Some(want), "{method} {path}");
+        }
+    }
+}
+
 /// Listing XML as SDKs read it: each key's Owner in v1 and in v2 with
 /// fetch-owner; an empty delimiter is no delimiter and is not echoed;
 /// allow-unordered with a delimiter is refused; with encoding-type=url, v2

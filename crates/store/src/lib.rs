@@ -39,7 +39,7 @@ pub use checksum::{
 };
 pub use error::{ErrorCode, Result, S3Error};
 pub use identity::Identity;
-pub use meta::{validate_tags, MAX_TAGS};
+pub use meta::{validate_tag_set, validate_tags, MAX_TAGS};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
 pub use parts::{ObjectPart, PartGet};

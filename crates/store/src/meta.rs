@@ -52,10 +52,16 @@ const MAX_TAG_VALUE: usize = 256;
 /// Checks a tag set against S3's limits (count, key and value lengths in
 /// characters, no empty key).
 pub fn validate_tags(tags: &BTreeMap<String, String>) -> Result<()> {
-    if tags.len() > MAX_TAGS {
+    validate_tag_set(tags, MAX_TAGS, "an object")
+}
+
+/// S3's rules for a tag set of at most `max` tags on `what` (an object
+/// has 10, a bucket 50).
+pub fn validate_tag_set(tags: &BTreeMap<String, String>, max: usize, what: &str) -> Result<()> {
+    if tags.len() > max {
         return Err(s3err!(
             InvalidTag,
-            "{} tags given; an object can have at most {MAX_TAGS}",
+            "{} tags given; {what} can have at most {max}",
             tags.len()
         ));
     }

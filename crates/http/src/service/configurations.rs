@@ -6,16 +6,13 @@ use s3s::{s3_error, S3Request, S3Response, S3Result};
 
 /// AWS's 404 for a bucket configuration that was never set.
 fn not_configured(code: &str, bucket: &str, what: &str) -> s3s::S3Error {
-    let Ok(code) = code.parse::<s3s::S3ErrorCode>();
-    let mut e = s3s::S3Error::with_message(
+    super::not_set(
         code,
         format!(
-            "bucket {bucket:?} has no {what}: s3hpc does not keep bucket configurations \
-             beyond what its server is started with"
+            "bucket {bucket:?} has no {what}: s3hpc keeps no {what} for a bucket; \
+             requests are governed by the file system's permissions"
         ),
-    );
-    e.set_status_code(hyper::StatusCode::NOT_FOUND);
-    e
+    )
 }
 
 pub(super) async fn get_bucket_versioning(
@@ -109,14 +106,6 @@ pub(super) async fn get_bucket_lifecycle_configuration(
         &req.input.bucket,
         "lifecycle configuration",
     ))
-}
-
-pub(super) async fn get_bucket_tagging(
-    engine: &Engine,
-    req: S3Request<GetBucketTaggingInput>,
-) -> S3Result<S3Response<GetBucketTaggingOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Err(not_configured("NoSuchTagSet", &req.input.bucket, "tag set"))
 }
 
 pub(super) async fn get_bucket_encryption(
@@ -239,17 +228,6 @@ pub(super) async fn delete_bucket_lifecycle(
     run(|| engine.store.head_bucket(&req.input.bucket))?;
     Ok(S3Response::with_status(
         DeleteBucketLifecycleOutput::default(),
-        hyper::StatusCode::NO_CONTENT,
-    ))
-}
-
-pub(super) async fn delete_bucket_tagging(
-    engine: &Engine,
-    req: S3Request<DeleteBucketTaggingInput>,
-) -> S3Result<S3Response<DeleteBucketTaggingOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Ok(S3Response::with_status(
-        DeleteBucketTaggingOutput::default(),
         hyper::StatusCode::NO_CONTENT,
     ))
 }

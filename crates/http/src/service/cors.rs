@@ -26,13 +26,10 @@ pub(super) async fn get_bucket_cors(
 ) -> S3Result<S3Response<GetBucketCorsOutput>> {
     let bucket = &req.input.bucket;
     let Some(bytes) = run(|| engine.store.bucket_config(bucket, CONFIG))? else {
-        let Ok(code) = "NoSuchCORSConfiguration".parse::<s3s::S3ErrorCode>();
-        let mut e = s3s::S3Error::with_message(
-            code,
+        return Err(super::not_set(
+            "NoSuchCORSConfiguration",
             format!("bucket {bucket:?} has no CORS configuration; set one with PutBucketCors"),
-        );
-        e.set_status_code(hyper::StatusCode::NOT_FOUND);
-        return Err(e);
+        ));
     };
     Ok(S3Response::new(GetBucketCorsOutput {
         cors_rules: Some(cors::to_dto(cors::decode(bucket, &bytes)?)),

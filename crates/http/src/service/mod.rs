@@ -208,6 +208,15 @@ impl Engine {
     }
 }
 
+/// AWS's 404 for a bucket configuration that is not set (its own code
+/// per configuration: NoSuchTagSet, NoSuchCORSConfiguration, ...).
+pub(super) fn not_set(code: &str, message: String) -> s3s::S3Error {
+    let Ok(code) = code.parse::<s3s::S3ErrorCode>();
+    let mut e = s3s::S3Error::with_message(code, message);
+    e.set_status_code(hyper::StatusCode::NOT_FOUND);
+    e
+}
+
 pub(super) const NO_VERSIONS: &str =
     "s3hpc keeps one version of each object, whose version id is \"null\"; \
                            versioning is not supported";
@@ -277,7 +286,8 @@ route! {
     cors::get_bucket_cors(GetBucketCorsInput) -> GetBucketCorsOutput;
     cors::put_bucket_cors(PutBucketCorsInput) -> PutBucketCorsOutput;
     configurations::get_bucket_lifecycle_configuration(GetBucketLifecycleConfigurationInput) -> GetBucketLifecycleConfigurationOutput;
-    configurations::get_bucket_tagging(GetBucketTaggingInput) -> GetBucketTaggingOutput;
+    tagging::get_bucket_tagging(GetBucketTaggingInput) -> GetBucketTaggingOutput;
+    tagging::put_bucket_tagging(PutBucketTaggingInput) -> PutBucketTaggingOutput;
     configurations::get_bucket_encryption(GetBucketEncryptionInput) -> GetBucketEncryptionOutput;
     configurations::get_bucket_website(GetBucketWebsiteInput) -> GetBucketWebsiteOutput;
     configurations::get_bucket_replication(GetBucketReplicationInput) -> GetBucketReplicationOutput;
@@ -290,7 +300,7 @@ route! {
     configurations::get_bucket_policy_status(GetBucketPolicyStatusInput) -> GetBucketPolicyStatusOutput;
     cors::delete_bucket_cors(DeleteBucketCorsInput) -> DeleteBucketCorsOutput;
     configurations::delete_bucket_lifecycle(DeleteBucketLifecycleInput) -> DeleteBucketLifecycleOutput;
-    configurations::delete_bucket_tagging(DeleteBucketTaggingInput) -> DeleteBucketTaggingOutput;
+    tagging::delete_bucket_tagging(DeleteBucketTaggingInput) -> DeleteBucketTaggingOutput;
     configurations::delete_bucket_encryption(DeleteBucketEncryptionInput) -> DeleteBucketEncryptionOutput;
     configurations::delete_public_access_block(DeletePublicAccessBlockInput) -> DeletePublicAccessBlockOutput;
     configurations::delete_bucket_website(DeleteBucketWebsiteInput) -> DeleteBucketWebsiteOutput;

@@ -107,7 +107,7 @@ pub(super) async fn get_object(
         i.response_content_language,
         i.response_expires,
     );
-    out.content_type = i.response_content_type.or(info.content_type);
+    out.content_type = i.response_content_type.or(content_type(info.content_type));
     let mut resp = S3Response::new(out);
     convert::add_object_headers(&mut resp.headers, &info.headers, &overrides, "");
     Ok(resp)
@@ -163,7 +163,7 @@ pub(super) async fn head_object(
         _ if checksum_mode(i.checksum_mode.as_ref()) => set_checksum!(out, info.checksum),
         _ => {}
     }
-    out.content_type = info.content_type;
+    out.content_type = content_type(info.content_type);
     let mut resp = S3Response::new(out);
     convert::add_object_headers(&mut resp.headers, &info.headers, &Default::default(), "");
     // HeadObjectOutput has no field for it; GET's header, as tools expect.
@@ -328,4 +328,12 @@ fn object_parts(
                 .collect(),
         ),
     }))
+}
+
+/// The Content-Type of a GET or HEAD: the stored one, else S3's default for
+/// an object stored without one (and for every file written by plain
+/// POSIX tools): `binary/octet-stream`, as AWS and Ceph RGW answer, so
+/// that clients which read the header always find it.
+fn content_type(stored: Option<String>) -> Option<String> {
+    Some(stored.unwrap_or_else(|| "binary/octet-stream".to_string()))
 }

@@ -1,3 +1,5 @@
+//! The bucket configurations s3hpc keeps (on the bucket's directory).
+//! Tags: validated, kept, given back and removed.
 //! CORS: a bucket's rules are validated, kept and given back; a preflight
 //! is answered by the first rule that allows its origin, method and
 //! headers; a browser's request gets the Access-Control headers of the rule
@@ -204,4 +206,53 @@ fn preflights_and_browser_requests_follow_the_rules() {
         ask(addr, "DELETE", "/bkt/k", &[("Origin", "a.put")]),
         (204, "- -".into())
     );
+}
+
+#[test]
+fn bucket_tags_are_validated_kept_and_removed() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    let get = || {
+        let (st, _, b) = request(addr, "GET /bkt?tagging HTTP/1.1\r\n", b"");
+        (st, String::from_utf8_lossy(&b).into_owned())
+    };
+    let put = |tags: &[(String, String)]| {
+        let set: String = tags
+            .iter()
+            .map(|(k, v)| format!("<Tag><Key>{k}</Key><Value>{v}</Value></Tag>"))
+            .collect();
+        let body = format!("<Tagging><TagSet>{set}</TagSet></Tagging>");
+        let (st, _, b) = request(addr, "PUT /bkt?tagging HTTP/1.1\r\n", body.as_bytes());
+        (st, code(&b))
+    };
+    let (st, body) = get();
+    assert_eq!((st, code(body.as_bytes())), (404, "NoSuchTagSet".into()));
+    let tag = |k: &str, v: &str| (k.to_string(), v.to_string());
+    // 51 tags, a key twice, a key too long: refused, nothing kept.
+    let many: Vec<_> = (0..51).map(|i| tag(&format!("k{i}"), "v")).collect();
+    assert_eq!(put(&many), (400, "InvalidTag".into()));
+    assert_eq!(
+        put(&[tag("a", "1"), tag("a", "2")]),
+        (400, "InvalidTag".into())
+    );
+    assert_eq!(
+        put(&[tag(&"k".repeat(129), "v")]),
+        (400, "InvalidTag".into())
+    );
+    assert_eq!(get().0, 404);
+
+    let fifty: Vec<_> = (0..50).map(|i| tag(&format!("k{i}"), "v")).collect();
+    assert_eq!(put(&fifty).0, 200);
+    assert_eq!(put(&[tag("project", "climate"), tag("cost", "42")]).0, 200);
+    let (st, body) = get();
+    assert_eq!(st, 200, "{body}");
+    assert!(
+        body.contains("<Key>cost</Key><Value>42</Value>")
+            && body.contains("<Key>project</Key><Value>climate</Value>")
+            && !body.contains("<Key>k0</Key>"),
+        "a put replaces the whole set: {body}"
+    );
+    let (st, _, _) = request(addr, "DELETE /bkt?tagging HTTP/1.1\r\n", b"");
+    assert_eq!(st, 204);
+    assert_eq!(get().0, 404);
 }
