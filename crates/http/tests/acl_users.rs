@@ -77,6 +77,31 @@ struct Key<'a> {
 impl Key<'_> {
     /// `path` with its query; `amz`: `x-amz-*` headers (lower-case).
     fn send(&self, method: &str, path: &str, amz: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+        let head = self.head(method, path, amz);
+        let (status, _, body) = request(self.addr, &head, body);
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// The first answer to a PUT of 3 bytes with `Expect: 100-continue`,
+    /// before any of the body is sent: 100, or the refusal.
+    fn put_expecting_continue(&self, path: &str) -> u16 {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let head = self.head("PUT", path, &[]);
+        write!(
+            s,
+            "{head}Host: localhost\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n"
+        )
+        .unwrap();
+        let mut first = [0u8; 12];
+        s.read_exact(&mut first).unwrap();
+        String::from_utf8_lossy(&first[9..12]).parse().unwrap()
+    }
+
+    /// A SigV2-signed request line and its headers.
+    fn head(&self, method: &str, path: &str, amz: &[(&str, &str)]) -> String {
         let date = httpdate::fmt_http_date(SystemTime::now());
         let mut amz = amz.to_vec();
         amz.sort();
@@ -96,12 +121,10 @@ impl Key<'_> {
         let sig = base64::engine::general_purpose::STANDARD
             .encode(ring::hmac::sign(&key, to_sign.as_bytes()).as_ref());
         let extra: String = amz.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
-        let head = format!(
+        format!(
             "{method} {path} HTTP/1.1\r\nDate: {date}\r\nAuthorization: AWS {}:{sig}\r\n{extra}",
             self.access
-        );
-        let (status, _, body) = request(self.addr, &head, body);
-        (status, String::from_utf8_lossy(&body).into_owned())
+        )
     }
 }
 
@@ -330,6 +353,12 @@ fn acls_are_the_file_systems_permissions() {
 
     // public-read-write on a bucket: anyone may write in it.
     assert_eq!(c.send("PUT", "/pub/c-obj", &[], b"x").0, 403);
+    // A refused writer that waits for 100 Continue is told before it sends
+    // its body; an allowed one is asked for it (in a directory of the key's
+    // path too).
+    assert_eq!(c.put_expecting_continue("/pub/c-obj"), 403);
+    assert_eq!(c.put_expecting_continue("/pub/new/dirs/c-obj"), 403);
+    assert_eq!(a.put_expecting_continue("/pub/new/dirs/a-obj"), 100);
     let (s, _) = a.send(
         "PUT",
         "/pub/?acl",

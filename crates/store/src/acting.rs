@@ -114,6 +114,46 @@ impl Acting {
         }
     }
 
+    /// Whether this identity may create `key` in `bucket`: write and
+    /// search on the deepest directory of the key's path that exists,
+    /// asked of the kernel. For a PUT with `Expect: 100-continue`, so a
+    /// refused client is told before it sends its body. Advisory: the
+    /// write itself still decides; this refuses early only what the
+    /// kernel would refuse it.
+    pub fn may_create(&self, bucket: &str, key: &str) -> Result<()> {
+        if self.who.is_server() {
+            return Ok(());
+        }
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        let wx = rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK;
+        self.run(|s| {
+            let mut dir = key.rsplit_once('/').map(|(d, _)| d);
+            loop {
+                let path = match dir {
+                    Some(d) => format!("{bucket}/{d}"),
+                    None => bucket.to_string(),
+                };
+                match rustix::fs::accessat(&s.root_fd, &path, wx, rustix::fs::AtFlags::EACCESS) {
+                    Err(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => {
+                        return Err(s3err!(
+                            AccessDenied,
+                            "{path:?}: {} may not create {key:?} there (it needs write and \
+                             search permission on {})",
+                            self.who.describe(),
+                            s.root.join(&path).display()
+                        ))
+                    }
+                    Err(rustix::io::Errno::NOENT) if dir.is_some() => {
+                        dir = dir.and_then(|d| d.rsplit_once('/').map(|(p, _)| p));
+                    }
+                    // Allowed, or something the write itself will name.
+                    _ => return Ok(()),
+                }
+            }
+        })
+    }
+
     pub fn head_bucket(&self, bucket: &str) -> Result<()> {
         self.run(|s| {
             self.check_bucket(bucket, rustix::fs::Access::EXEC_OK)?;

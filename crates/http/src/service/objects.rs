@@ -15,6 +15,11 @@ pub(super) async fn put_object(
 ) -> S3Result<S3Response<PutObjectOutput>> {
     let (framing, checksum) = body_checks(&req.headers, req.trailing_headers)?;
     let i = req.input;
+    // A client that waits for "100 Continue" learns of a refusal before it
+    // sends the body (hyper sends the 100 when the body is first read).
+    if expects_continue(&req.headers) {
+        run(|| engine.store.may_create(&i.bucket, &i.key))?;
+    }
     let asked = asked!(object i, i.acl.as_ref().map(|a| a.as_str()), None);
     let access = acls::for_new(engine, &asked, &i.bucket, Some(&i.key))?;
     let mut opts = convert::put_options(i.content_type, i.metadata);
@@ -336,4 +341,10 @@ fn object_parts(
 /// that clients which read the header always find it.
 fn content_type(stored: Option<String>) -> Option<String> {
     Some(stored.unwrap_or_else(|| "binary/octet-stream".to_string()))
+}
+
+fn expects_continue(headers: &hyper::HeaderMap) -> bool {
+    headers
+        .get(hyper::header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
 }
