@@ -265,4 +265,11 @@ forward! {
     fn permissions(&self, bucket: &str, key: Option<&str>) -> Result<Permissions>;
     fn bucket_owner(&self, bucket: &str) -> Result<u32>;
     fn set_permissions(&self, bucket: &str, key: Option<&str>, change: &PermissionChange) -> Result<()>;
+    fn bucket_policy(&self, bucket: &str) -> Result<(Permissions, Option<Vec<u8>>)>;
+    fn set_bucket_policy(
+        &self,
+        bucket: &str,
+        change: Option<&PermissionChange>,
+        record: Option<&[u8]>,
+    ) -> Result<()>;
 }

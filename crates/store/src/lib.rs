@@ -10,6 +10,7 @@
 
 mod acting;
 mod bucket;
+mod bucket_policy;
 mod checksum;
 mod delete_if;
 mod dirs;
