@@ -32,6 +32,7 @@ mod mapped;
 mod metrics;
 mod observe;
 mod owners;
+mod policy;
 mod presigned;
 mod server;
 mod service;

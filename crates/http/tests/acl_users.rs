@@ -7,130 +7,9 @@
 
 mod common;
 
-use common::request;
-use s3hpc_http::{AuthConfig, HttpServer, MappedUsers};
-use s3hpc_store::{Identity, Store, StoreConfig};
-use std::collections::HashMap;
-use std::net::SocketAddr;
+use common::users::{mode, Key, World};
+use s3hpc_http::HttpServer;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::Path;
-use std::process::Command;
-use std::sync::Arc;
-use std::time::SystemTime;
-
-fn sh(cmd: &[&str]) -> bool {
-    Command::new(cmd[0])
-        .args(&cmd[1..])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// Users a and b share a group, c does not; removed when dropped.
-struct Users {
-    names: Vec<String>,
-    group: String,
-}
-
-impl Users {
-    fn make() -> Option<Users> {
-        if rustix::process::geteuid().as_raw() != 0 || !sh(&["useradd", "--help"]) {
-            eprintln!("skipped: making Linux users for the test needs root and useradd");
-            return None;
-        }
-        let p = std::process::id() % 100_000;
-        let group = format!("s3ag{p}");
-        assert!(sh(&["groupadd", &group]));
-        let mut users = Users {
-            names: Vec::new(),
-            group: group.clone(),
-        };
-        for (i, u) in ["a", "b", "c"].iter().enumerate() {
-            let n = format!("s3acl{u}{p}");
-            let mut cmd = vec!["useradd", "-M", "-U", "-s", "/usr/sbin/nologin"];
-            if i < 2 {
-                cmd.extend(["-G", &group]);
-            }
-            cmd.push(&n);
-            assert!(sh(&cmd), "useradd {n}");
-            users.names.push(n);
-        }
-        Some(users)
-    }
-}
-
-impl Drop for Users {
-    fn drop(&mut self) {
-        for n in &self.names {
-            sh(&["userdel", n]);
-            sh(&["groupdel", n]);
-        }
-        sh(&["groupdel", &self.group]);
-    }
-}
-
-/// A key's SigV2-signed requests (what s3s checks as any SigV2 client's).
-struct Key<'a> {
-    addr: SocketAddr,
-    access: &'a str,
-}
-
-impl Key<'_> {
-    /// `path` with its query; `amz`: `x-amz-*` headers (lower-case).
-    fn send(&self, method: &str, path: &str, amz: &[(&str, &str)], body: &[u8]) -> (u16, String) {
-        let head = self.head(method, path, amz);
-        let (status, _, body) = request(self.addr, &head, body);
-        (status, String::from_utf8_lossy(&body).into_owned())
-    }
-
-    /// The first answer to a PUT of 3 bytes with `Expect: 100-continue`,
-    /// before any of the body is sent: 100, or the refusal.
-    fn put_expecting_continue(&self, path: &str) -> u16 {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(self.addr).unwrap();
-        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
-            .unwrap();
-        let head = self.head("PUT", path, &[]);
-        write!(
-            s,
-            "{head}Host: localhost\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n"
-        )
-        .unwrap();
-        let mut first = [0u8; 12];
-        s.read_exact(&mut first).unwrap();
-        String::from_utf8_lossy(&first[9..12]).parse().unwrap()
-    }
-
-    /// A SigV2-signed request line and its headers.
-    fn head(&self, method: &str, path: &str, amz: &[(&str, &str)]) -> String {
-        let date = httpdate::fmt_http_date(SystemTime::now());
-        let mut amz = amz.to_vec();
-        amz.sort();
-        let amz_lines: String = amz.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
-        // The canonical resource keeps only sub-resources such as ?acl.
-        let resource = match path.split_once('?') {
-            Some((p, q)) if ["acl", "uploads", "cors"].contains(&q) => format!("{p}?{q}"),
-            Some((p, _)) => p.to_string(),
-            None => path.to_string(),
-        };
-        let to_sign = format!("{method}\n\n\n{date}\n{amz_lines}{resource}");
-        let key = ring::hmac::Key::new(
-            ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY,
-            format!("{}-secret", self.access).as_bytes(),
-        );
-        use base64::Engine as _;
-        let sig = base64::engine::general_purpose::STANDARD
-            .encode(ring::hmac::sign(&key, to_sign.as_bytes()).as_ref());
-        let extra: String = amz.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
-        format!(
-            "{method} {path} HTTP/1.1\r\nDate: {date}\r\nAuthorization: AWS {}:{sig}\r\n{extra}",
-            self.access
-        )
-    }
-}
-
-fn mode(p: &Path) -> u32 {
-    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
-}
 
 /// A POSIX ACL attribute as the kernel's format has it, written by hand
 /// (not with the server's code): `u::rw-, u:UID:r--, g::---, m::r--, o::---`.
@@ -152,40 +31,10 @@ fn acl_granting_read(uid: u32) -> Vec<u8> {
 
 #[test]
 fn acls_are_the_file_systems_permissions() {
-    let Some(users) = Users::make() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1777)).unwrap();
-    let ids: Vec<Identity> = users
-        .names
-        .iter()
-        .map(|n| Identity::parse(n).unwrap())
-        .collect();
-    let uid = |i: usize| ids[i].user().unwrap().uid;
-    let keys: HashMap<String, (String, Identity)> = ["ka", "kb", "kc"]
-        .iter()
-        .zip(&ids)
-        .map(|(k, id)| (k.to_string(), (format!("{k}-secret"), id.clone())))
-        .collect();
-    let auth = AuthConfig::Mapped(MappedUsers {
-        keys,
-        order: vec!["ka".into(), "kb".into(), "kc".into()],
-        ..Default::default()
-    });
-    let store = Arc::new(Store::open(&root, StoreConfig::default()).unwrap());
-    let server = HttpServer::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        store.clone(),
-        auth.clone(),
-        &[],
-    )
-    .unwrap()
-    .spawn()
-    .unwrap();
-    let addr = server.addr();
-    let [a, b, c] = ["ka", "kb", "kc"].map(|access| Key { addr, access });
+    let Some(w) = World::make() else { return };
+    let uid = |i: usize| w.uid(i);
+    let (users, ids, root, store, auth) = (&w.users, &w.ids, &w.root, &w.store, &w.auth);
+    let [a, b, c] = w.keys();
 
     // A bucket made public-read: r-x for the group class and others.
     let (s, body) = a.send("PUT", "/pub/", &[("x-amz-acl", "public-read")], b"");
@@ -412,5 +261,5 @@ fn acls_are_the_file_systems_permissions() {
     );
     let (_, buckets) = b.send("GET", "/", &[], b"");
     assert!(buckets.contains("<ID>kb</ID>"), "{buckets}");
-    server.shutdown().unwrap();
+    w.server.shutdown().unwrap();
 }

@@ -308,4 +308,11 @@ forward! {
     fn bucket_config(&self, bucket: &str, name: &str) -> Result<Option<Vec<u8>>>;
     fn put_bucket_config(&self, bucket: &str, name: &str, value: &[u8]) -> Result<()>;
     fn delete_bucket_config(&self, bucket: &str, name: &str) -> Result<()>;
+    fn bucket_policy(&self, bucket: &str) -> Result<(Permissions, Option<Vec<u8>>)>;
+    fn set_bucket_policy(
+        &self,
+        bucket: &str,
+        change: Option<&PermissionChange>,
+        record: Option<&[u8]>,
+    ) -> Result<()>;
 }

@@ -11,6 +11,7 @@
 mod acting;
 mod bucket;
 mod bucket_config;
+mod bucket_policy;
 mod checksum;
 mod delete_if;
 mod dirs;

@@ -89,30 +89,7 @@ impl Store {
     /// permissions of what one may read.
     pub fn permissions(&self, bucket: &str, key: Option<&str>) -> Result<Permissions> {
         let (fd, what) = self.open_target(bucket, key)?;
-        let st = crate::fscalls::fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
-        let mut buf = [0u8; 4 + 8 * 64];
-        let acl = match crate::fscalls::fgetxattr(&fd, ACL_XATTR, &mut buf) {
-            Ok(n) => decode(&buf[..n])
-                .into_iter()
-                .filter(|e| !matches!(e.tag, AclTag::UserObj | AclTag::Other))
-                .collect(),
-            // No ACL, or a file system that keeps none.
-            Err(Errno::NODATA) => Vec::new(),
-            Err(Errno::OPNOTSUPP) => Vec::new(),
-            Err(Errno::RANGE) => {
-                return Err(s3err!(
-                    NotImplemented,
-                    "{what}: its POSIX ACL has more than 63 entries, more than s3hpc reads"
-                ))
-            }
-            Err(e) => return Err(S3Error::from_io(&e.into(), &what)),
-        };
-        Ok(Permissions {
-            uid: st.st_uid,
-            gid: st.st_gid,
-            mode: st.st_mode & 0o777,
-            acl,
-        })
+        read_permissions(&fd, &what)
     }
 
     /// The uid owning bucket `bucket`: a `stat`, which needs no right on
@@ -142,33 +119,7 @@ impl Store {
     ) -> Result<()> {
         let (fd, what) = self.open_target(bucket, key)?;
         let st = crate::fscalls::fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
-        let io = |e: Errno| S3Error::from_io(&e.into(), &what);
-        if change.named.is_empty() {
-            match rustix::fs::fremovexattr(&fd, ACL_XATTR) {
-                Ok(()) | Err(Errno::NODATA) | Err(Errno::OPNOTSUPP) => {}
-                Err(e) => return Err(io(e)),
-            }
-            let mode = (st.st_mode & 0o7700)
-                | u32::from(change.group & 7) << 3
-                | u32::from(change.other & 7);
-            return crate::fscalls::fchmod(&fd, Mode::from_bits_truncate(mode)).map_err(io);
-        }
-        let value = encode(&full_acl((st.st_mode >> 6) as u8 & 7, change));
-        match crate::fscalls::fsetxattr(&fd, ACL_XATTR, &value, XattrFlags::empty()) {
-            Ok(()) => Ok(()),
-            Err(Errno::OPNOTSUPP) => Err(s3err!(
-                NotImplemented,
-                "{what}: the data file system keeps no POSIX ACLs (setting {ACL_XATTR} is not \
-                 supported), so a grant to a named user cannot be written; grant through the \
-                 owning group or everyone (canned ACLs), or mount it with ACL support"
-            )),
-            Err(Errno::INVAL) => Err(s3err!(
-                InvalidArgument,
-                "{what}: the file system refused the POSIX ACL {:?}",
-                change.named
-            )),
-            Err(e) => Err(io(e)),
-        }
+        apply_change(&fd, st.st_mode, change, &what)
     }
 
     /// The bucket's directory or the object's file, open for reading.
@@ -194,6 +145,71 @@ impl Store {
                 Ok((OwnedFd::from(file), format!("{bucket}/{key}")))
             }
         }
+    }
+}
+
+/// The owner and permissions of an open file.
+pub(crate) fn read_permissions(fd: &OwnedFd, what: &str) -> Result<Permissions> {
+    let st = crate::fscalls::fstat(fd).map_err(|e| S3Error::from_io(&e.into(), what))?;
+    let mut buf = [0u8; 4 + 8 * 64];
+    let acl = match crate::fscalls::fgetxattr(fd, ACL_XATTR, &mut buf) {
+        Ok(n) => decode(&buf[..n])
+            .into_iter()
+            .filter(|e| !matches!(e.tag, AclTag::UserObj | AclTag::Other))
+            .collect(),
+        // No ACL, or a file system that keeps none.
+        Err(Errno::NODATA) => Vec::new(),
+        Err(Errno::OPNOTSUPP) => Vec::new(),
+        Err(Errno::RANGE) => {
+            return Err(s3err!(
+                NotImplemented,
+                "{what}: its POSIX ACL has more than 63 entries, more than s3hpc reads"
+            ))
+        }
+        Err(e) => return Err(S3Error::from_io(&e.into(), what)),
+    };
+    Ok(Permissions {
+        uid: st.st_uid,
+        gid: st.st_gid,
+        mode: st.st_mode & 0o777,
+        acl,
+    })
+}
+
+/// Sets `change` on an open file whose mode is `st_mode`, as the acting
+/// identity: a `chmod` without named entries (the ACL goes), else the
+/// whole ACL in one `fsetxattr`.
+pub(crate) fn apply_change(
+    fd: &OwnedFd,
+    st_mode: u32,
+    change: &PermissionChange,
+    what: &str,
+) -> Result<()> {
+    let io = |e: Errno| S3Error::from_io(&e.into(), what);
+    if change.named.is_empty() {
+        match rustix::fs::fremovexattr(fd, ACL_XATTR) {
+            Ok(()) | Err(Errno::NODATA) | Err(Errno::OPNOTSUPP) => {}
+            Err(e) => return Err(io(e)),
+        }
+        let mode =
+            (st_mode & 0o7700) | u32::from(change.group & 7) << 3 | u32::from(change.other & 7);
+        return crate::fscalls::fchmod(fd, Mode::from_bits_truncate(mode)).map_err(io);
+    }
+    let value = encode(&full_acl((st_mode >> 6) as u8 & 7, change));
+    match crate::fscalls::fsetxattr(fd, ACL_XATTR, &value, XattrFlags::empty()) {
+        Ok(()) => Ok(()),
+        Err(Errno::OPNOTSUPP) => Err(s3err!(
+            NotImplemented,
+            "{what}: the data file system keeps no POSIX ACLs (setting {ACL_XATTR} is not \
+             supported), so a grant to a named user cannot be written; grant through the \
+             owning group or everyone (canned ACLs), or mount it with ACL support"
+        )),
+        Err(Errno::INVAL) => Err(s3err!(
+            InvalidArgument,
+            "{what}: the file system refused the POSIX ACL {:?}",
+            change.named
+        )),
+        Err(e) => Err(io(e)),
     }
 }
 

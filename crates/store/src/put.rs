@@ -852,11 +852,21 @@ impl Store {
     }
 
     /// Makes a directory entry durable: fsync needs a readable fd, not O_PATH.
+    /// A writer who may not read the directory (`-wx`, as a bucket policy
+    /// or WRITE grant gives) cannot open it so; its entry is made durable
+    /// with a `syncfs` of the file system instead, through the new file.
     fn sync_dir(&self, dirfd: &OwnedFd, bucket: &str, key: &str) -> Result<()> {
         let err = |e: Errno| S3Error::from_io(&e.into(), &format!("{bucket}/{key}"));
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let d = openat(dirfd, ".", flags, Mode::empty()).map_err(err)?;
-        fsync(&d).map_err(err)
+        match openat(dirfd, ".", flags, Mode::empty()) {
+            Ok(d) => fsync(&d).map_err(err),
+            Err(Errno::ACCESS) => {
+                let file = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                let f = openat(dirfd, split_key(key).name, file, Mode::empty()).map_err(err)?;
+                rustix::fs::syncfs(&f).map_err(err)
+            }
+            Err(e) => Err(err(e)),
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! Bucket configurations: versioning and policy, and those s3hpc keeps none of, answered as AWS answers a bucket without them.
+//! Bucket configurations: versioning, and those s3hpc keeps none of, answered as AWS answers a bucket without them.
 
 use super::{run, Engine};
 use s3s::dto::*;
@@ -53,43 +53,6 @@ pub(super) async fn put_bucket_versioning(
              Suspended is accepted as it changes nothing"
         )),
     }
-}
-
-pub(super) async fn get_bucket_policy(
-    engine: &Engine,
-    req: S3Request<GetBucketPolicyInput>,
-) -> S3Result<S3Response<GetBucketPolicyOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Err(s3_error!(
-        NoSuchBucketPolicy,
-        "bucket {:?} has no policy: s3hpc does not model bucket policies (access is \
-         decided by the server's credentials)",
-        req.input.bucket
-    ))
-}
-
-pub(super) async fn put_bucket_policy(
-    engine: &Engine,
-    req: S3Request<PutBucketPolicyInput>,
-) -> S3Result<S3Response<PutBucketPolicyOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Err(s3_error!(
-        NotImplemented,
-        "bucket policies are not supported: s3hpc does not model them; access is decided \
-         by the server's credentials and the file system's permissions"
-    ))
-}
-
-pub(super) async fn delete_bucket_policy(
-    engine: &Engine,
-    req: S3Request<DeleteBucketPolicyInput>,
-) -> S3Result<S3Response<DeleteBucketPolicyOutput>> {
-    // There is never a policy to delete: success, as S3 answers then.
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Ok(S3Response::with_status(
-        DeleteBucketPolicyOutput::default(),
-        hyper::StatusCode::NO_CONTENT,
-    ))
 }
 
 // Bucket configurations s3hpc has none of: the Get calls tools make
@@ -207,18 +170,6 @@ pub(super) async fn get_bucket_request_payment(
     Ok(S3Response::new(GetBucketRequestPaymentOutput {
         payer: Some(Payer::from_static(Payer::BUCKET_OWNER)),
     }))
-}
-
-pub(super) async fn get_bucket_policy_status(
-    engine: &Engine,
-    req: S3Request<GetBucketPolicyStatusInput>,
-) -> S3Result<S3Response<GetBucketPolicyStatusOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Err(not_configured(
-        "NoSuchBucketPolicy",
-        &req.input.bucket,
-        "policy",
-    ))
 }
 
 pub(super) async fn delete_bucket_lifecycle(

@@ -14,6 +14,7 @@ mod cors;
 mod listing;
 mod multipart;
 mod objects;
+mod policies;
 mod tagging;
 mod unsupported;
 
@@ -280,9 +281,9 @@ route! {
     acls::put_bucket_ownership_controls(PutBucketOwnershipControlsInput) -> PutBucketOwnershipControlsOutput;
     configurations::get_bucket_versioning(GetBucketVersioningInput) -> GetBucketVersioningOutput;
     configurations::put_bucket_versioning(PutBucketVersioningInput) -> PutBucketVersioningOutput;
-    configurations::get_bucket_policy(GetBucketPolicyInput) -> GetBucketPolicyOutput;
-    configurations::put_bucket_policy(PutBucketPolicyInput) -> PutBucketPolicyOutput;
-    configurations::delete_bucket_policy(DeleteBucketPolicyInput) -> DeleteBucketPolicyOutput;
+    policies::get_bucket_policy(GetBucketPolicyInput) -> GetBucketPolicyOutput;
+    policies::put_bucket_policy(PutBucketPolicyInput) -> PutBucketPolicyOutput;
+    policies::delete_bucket_policy(DeleteBucketPolicyInput) -> DeleteBucketPolicyOutput;
     cors::get_bucket_cors(GetBucketCorsInput) -> GetBucketCorsOutput;
     cors::put_bucket_cors(PutBucketCorsInput) -> PutBucketCorsOutput;
     configurations::get_bucket_lifecycle_configuration(GetBucketLifecycleConfigurationInput) -> GetBucketLifecycleConfigurationOutput;
@@ -297,7 +298,7 @@ route! {
     configurations::get_bucket_accelerate_configuration(GetBucketAccelerateConfigurationInput) -> GetBucketAccelerateConfigurationOutput;
     configurations::get_bucket_notification_configuration(GetBucketNotificationConfigurationInput) -> GetBucketNotificationConfigurationOutput;
     configurations::get_bucket_request_payment(GetBucketRequestPaymentInput) -> GetBucketRequestPaymentOutput;
-    configurations::get_bucket_policy_status(GetBucketPolicyStatusInput) -> GetBucketPolicyStatusOutput;
+    policies::get_bucket_policy_status(GetBucketPolicyStatusInput) -> GetBucketPolicyStatusOutput;
     cors::delete_bucket_cors(DeleteBucketCorsInput) -> DeleteBucketCorsOutput;
     configurations::delete_bucket_lifecycle(DeleteBucketLifecycleInput) -> DeleteBucketLifecycleOutput;
     tagging::delete_bucket_tagging(DeleteBucketTaggingInput) -> DeleteBucketTaggingOutput;

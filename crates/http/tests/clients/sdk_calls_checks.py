@@ -6,6 +6,7 @@ policy. Prints `PASS name` / `FAIL name: why` lines; exits 0 only if all pass.
 
 Usage: sdk_calls_checks.py ENDPOINT ACCESS_KEY SECRET_KEY
 """
+import json
 import sys
 import threading
 
@@ -224,6 +225,19 @@ def ownership_and_policy():
     expect_code("NotImplemented", lambda: s3.put_bucket_ownership_controls(
         Bucket=B, OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}))
     expect_code("NoSuchBucketPolicy", lambda: s3.get_bucket_policy(Bucket=B))
+    # A policy the directory's permissions hold: kept and answered verbatim.
+    listing = json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "s3:ListBucket",
+        "Resource": [f"arn:aws:s3:::{B}", f"arn:aws:s3:::{B}/*"]}]})
+    s3.put_bucket_policy(Bucket=B, Policy=listing)
+    assert s3.get_bucket_policy(Bucket=B)["Policy"] == listing
+    assert s3.get_bucket_policy_status(Bucket=B)["PolicyStatus"]["IsPublic"] is True
+    expect_code("NotImplemented", lambda: s3.put_bucket_policy(
+        Bucket=B, Policy=listing.replace("Allow", "Deny")))
+    expect_code("MalformedPolicy", lambda: s3.put_bucket_policy(Bucket=B, Policy="{"))
+    assert s3.get_bucket_policy(Bucket=B)["Policy"] == listing, "a refused policy changes nothing"
+    s3.delete_bucket_policy(Bucket=B)
+    expect_code("NoSuchBucketPolicy", lambda: s3.get_bucket_policy(Bucket=B))
 
 
 def bucket_configurations():
@@ -237,7 +251,6 @@ def bucket_configurations():
         ("ReplicationConfigurationNotFoundError", s3.get_bucket_replication),
         ("ObjectLockConfigurationNotFoundError", s3.get_object_lock_configuration),
         ("NoSuchPublicAccessBlockConfiguration", s3.get_public_access_block),
-        ("NoSuchBucketPolicy", s3.get_bucket_policy_status),
     ]:
         r = error_of(lambda: call(Bucket=B))
         assert r["Error"]["Code"] == code, (call.__name__, r["Error"])

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses a part
 
+pub mod users;
+
 use s3hpc_http::{AuthConfig, HttpServer, ServerHandle};
 use s3hpc_store::{Store, StoreConfig};
 use std::io::{Read, Write};

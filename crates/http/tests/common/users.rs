@@ -1,0 +1,205 @@
+//! Real Linux users for the tests of permissions (made as root; the tests
+//! skip, saying so, otherwise), a server whose keys act as them over a
+//! sticky data root, and their SigV2-signed requests.
+
+use super::request;
+use s3hpc_http::{AuthConfig, HttpServer, MappedUsers, ServerHandle};
+use s3hpc_store::{Identity, Store, StoreConfig};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+pub fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+pub fn sh(cmd: &[&str]) -> bool {
+    Command::new(cmd[0])
+        .args(&cmd[1..])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Users a and b share a group, c does not; removed when dropped.
+pub struct Users {
+    pub names: Vec<String>,
+    pub group: String,
+}
+
+impl Users {
+    pub fn make() -> Option<Users> {
+        if rustix::process::geteuid().as_raw() != 0 || !sh(&["useradd", "--help"]) {
+            eprintln!("skipped: making Linux users for the test needs root and useradd");
+            return None;
+        }
+        let p = std::process::id() % 100_000;
+        let group = format!("s3ag{p}");
+        assert!(sh(&["groupadd", &group]));
+        let mut users = Users {
+            names: Vec::new(),
+            group: group.clone(),
+        };
+        for (i, u) in ["a", "b", "c"].iter().enumerate() {
+            let n = format!("s3acl{u}{p}");
+            let mut cmd = vec!["useradd", "-M", "-U", "-s", "/usr/sbin/nologin"];
+            if i < 2 {
+                cmd.extend(["-G", &group]);
+            }
+            cmd.push(&n);
+            assert!(sh(&cmd), "useradd {n}");
+            users.names.push(n);
+        }
+        Some(users)
+    }
+}
+
+impl Drop for Users {
+    fn drop(&mut self) {
+        for n in &self.names {
+            sh(&["userdel", n]);
+            sh(&["groupdel", n]);
+        }
+        sh(&["groupdel", &self.group]);
+    }
+}
+
+/// The sub-resources SigV2 signs with the path.
+const SUB_RESOURCES: [&str; 4] = ["acl", "uploads", "policy", "cors"];
+
+/// A key's SigV2-signed requests (what s3s checks as any SigV2 client's).
+pub struct Key<'a> {
+    pub addr: SocketAddr,
+    pub access: &'a str,
+}
+
+impl Key<'_> {
+    /// `path` with its query; `amz`: `x-amz-*` headers (lower-case).
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        amz: &[(&str, &str)],
+        body: &[u8],
+    ) -> (u16, String) {
+        let head = self.head(method, path, amz);
+        let (status, _, body) = request(self.addr, &head, body);
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// The first answer to a PUT of 3 bytes with `Expect: 100-continue`,
+    /// before any of the body is sent: 100, or the refusal.
+    pub fn put_expecting_continue(&self, path: &str) -> u16 {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let head = self.head("PUT", path, &[]);
+        write!(
+            s,
+            "{head}Host: localhost\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n"
+        )
+        .unwrap();
+        let mut first = [0u8; 12];
+        s.read_exact(&mut first).unwrap();
+        String::from_utf8_lossy(&first[9..12]).parse().unwrap()
+    }
+
+    /// A SigV2-signed request line and its headers.
+    fn head(&self, method: &str, path: &str, amz: &[(&str, &str)]) -> String {
+        let date = httpdate::fmt_http_date(SystemTime::now());
+        let mut amz = amz.to_vec();
+        amz.sort();
+        let amz_lines: String = amz.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
+        // The canonical resource keeps only sub-resources such as ?acl.
+        let resource = match path.split_once('?') {
+            Some((p, q)) if SUB_RESOURCES.contains(&q) => format!("{p}?{q}"),
+            Some((p, _)) => p.to_string(),
+            None => path.to_string(),
+        };
+        let to_sign = format!("{method}\n\n\n{date}\n{amz_lines}{resource}");
+        let key = ring::hmac::Key::new(
+            ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY,
+            format!("{}-secret", self.access).as_bytes(),
+        );
+        use base64::Engine as _;
+        let sig = base64::engine::general_purpose::STANDARD
+            .encode(ring::hmac::sign(&key, to_sign.as_bytes()).as_ref());
+        let extra: String = amz.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+        format!(
+            "{method} {path} HTTP/1.1\r\nDate: {date}\r\nAuthorization: AWS {}:{sig}\r\n{extra}",
+            self.access
+        )
+    }
+}
+
+/// Users a, b, c (keys ka, kb, kc) and a server acting as them over a
+/// data root with mode 1777 (anyone makes buckets, each keeps its own).
+pub struct World {
+    pub users: Users,
+    pub ids: Vec<Identity>,
+    pub root: PathBuf,
+    pub store: Arc<Store>,
+    pub auth: AuthConfig,
+    pub server: ServerHandle,
+    _dir: tempfile::TempDir,
+}
+
+impl World {
+    pub fn make() -> Option<World> {
+        let users = Users::make()?;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let ids: Vec<Identity> = users
+            .names
+            .iter()
+            .map(|n| Identity::parse(n).unwrap())
+            .collect();
+        let keys: HashMap<String, (String, Identity)> = ["ka", "kb", "kc"]
+            .iter()
+            .zip(&ids)
+            .map(|(k, id)| (k.to_string(), (format!("{k}-secret"), id.clone())))
+            .collect();
+        let auth = AuthConfig::Mapped(MappedUsers {
+            keys,
+            order: vec!["ka".into(), "kb".into(), "kc".into()],
+            ..Default::default()
+        });
+        let store = Arc::new(Store::open(&root, StoreConfig::default()).unwrap());
+        let server = HttpServer::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            store.clone(),
+            auth.clone(),
+            &[],
+        )
+        .unwrap()
+        .spawn()
+        .unwrap();
+        Some(World {
+            users,
+            ids,
+            root,
+            store,
+            auth,
+            server,
+            _dir: dir,
+        })
+    }
+
+    /// User `i`'s uid.
+    pub fn uid(&self, i: usize) -> u32 {
+        self.ids[i].user().unwrap().uid
+    }
+
+    /// The keys of a, b and c.
+    pub fn keys(&self) -> [Key<'static>; 3] {
+        let addr = self.server.addr();
+        ["ka", "kb", "kc"].map(|access| Key { addr, access })
+    }
+}
