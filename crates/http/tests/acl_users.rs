@@ -32,20 +32,21 @@ struct Users {
 }
 
 impl Users {
-    fn make() -> Option<Users> {
+    /// `tag` tells apart the users of tests running at once.
+    fn make(tag: &str) -> Option<Users> {
         if rustix::process::geteuid().as_raw() != 0 || !sh(&["useradd", "--help"]) {
             eprintln!("skipped: making Linux users for the test needs root and useradd");
             return None;
         }
         let p = std::process::id() % 100_000;
-        let group = format!("s3ag{p}");
+        let group = format!("s3ag{tag}{p}");
         assert!(sh(&["groupadd", &group]));
         let mut users = Users {
             names: Vec::new(),
             group: group.clone(),
         };
         for (i, u) in ["a", "b", "c"].iter().enumerate() {
-            let n = format!("s3acl{u}{p}");
+            let n = format!("s3a{tag}{u}{p}");
             let mut cmd = vec!["useradd", "-M", "-U", "-s", "/usr/sbin/nologin"];
             if i < 2 {
                 cmd.extend(["-G", &group]);
@@ -77,13 +78,32 @@ struct Key<'a> {
 impl Key<'_> {
     /// `path` with its query; `amz`: `x-amz-*` headers (lower-case).
     fn send(&self, method: &str, path: &str, amz: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+        let (status, _, body) = self.send_full(method, path, amz, body);
+        (status, body)
+    }
+
+    /// As [`Key::send`], with the answer's header block.
+    fn send_full(
+        &self,
+        method: &str,
+        path: &str,
+        amz: &[(&str, &str)],
+        body: &[u8],
+    ) -> (u16, String, String) {
         let date = httpdate::fmt_http_date(SystemTime::now());
         let mut amz = amz.to_vec();
         amz.sort();
         let amz_lines: String = amz.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
-        // The canonical resource keeps only sub-resources such as ?acl.
+        // The canonical resource keeps only sub-resources (?acl, the
+        // multipart ones), which the tests write sorted.
+        let sub = |q: &str| {
+            q.split('&').all(|p| {
+                let name = p.split('=').next().unwrap_or("");
+                ["acl", "uploads", "uploadId", "partNumber"].contains(&name)
+            })
+        };
         let resource = match path.split_once('?') {
-            Some((p, q)) if q == "acl" || q == "uploads" => format!("{p}?{q}"),
+            Some((p, q)) if sub(q) => format!("{p}?{q}"),
             Some((p, _)) => p.to_string(),
             None => path.to_string(),
         };
@@ -100,8 +120,8 @@ impl Key<'_> {
             "{method} {path} HTTP/1.1\r\nDate: {date}\r\nAuthorization: AWS {}:{sig}\r\n{extra}",
             self.access
         );
-        let (status, _, body) = request(self.addr, &head, body);
-        (status, String::from_utf8_lossy(&body).into_owned())
+        let (status, headers, body) = request(self.addr, &head, body);
+        (status, headers, String::from_utf8_lossy(&body).into_owned())
     }
 }
 
@@ -127,42 +147,88 @@ fn acl_granting_read(uid: u32) -> Vec<u8> {
     v
 }
 
+/// A sticky data root under a fresh directory, three users with keys
+/// ka, kb, kc, and a server acting as them.
+struct Setup {
+    // Dropped in this order: the server stops before its users go.
+    server: s3hpc_http::ServerHandle,
+    store: Arc<Store>,
+    auth: AuthConfig,
+    ids: Vec<Identity>,
+    root: std::path::PathBuf,
+    users: Users,
+    _dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn start(tag: &str) -> Option<Setup> {
+        let users = Users::make(tag)?;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let ids: Vec<Identity> = users
+            .names
+            .iter()
+            .map(|n| Identity::parse(n).unwrap())
+            .collect();
+        let keys: HashMap<String, (String, Identity)> = ["ka", "kb", "kc"]
+            .iter()
+            .zip(&ids)
+            .map(|(k, id)| (k.to_string(), (format!("{k}-secret"), id.clone())))
+            .collect();
+        let auth = AuthConfig::Mapped(MappedUsers {
+            keys,
+            order: vec!["ka".into(), "kb".into(), "kc".into()],
+            ..Default::default()
+        });
+        let store = Arc::new(Store::open(&root, StoreConfig::default()).unwrap());
+        let server = HttpServer::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            store.clone(),
+            auth.clone(),
+            &[],
+        )
+        .unwrap()
+        .spawn()
+        .unwrap();
+        Some(Setup {
+            users,
+            ids,
+            root,
+            auth,
+            store,
+            server,
+            _dir: dir,
+        })
+    }
+
+    fn keys(&self) -> [Key<'static>; 3] {
+        let addr = self.server.addr();
+        ["ka", "kb", "kc"].map(|access| Key { addr, access })
+    }
+
+    fn uid(&self, i: usize) -> u32 {
+        self.ids[i].user().unwrap().uid
+    }
+}
+
 #[test]
 fn acls_are_the_file_systems_permissions() {
-    let Some(users) = Users::make() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1777)).unwrap();
-    let ids: Vec<Identity> = users
-        .names
-        .iter()
-        .map(|n| Identity::parse(n).unwrap())
-        .collect();
-    let uid = |i: usize| ids[i].user().unwrap().uid;
-    let keys: HashMap<String, (String, Identity)> = ["ka", "kb", "kc"]
-        .iter()
-        .zip(&ids)
-        .map(|(k, id)| (k.to_string(), (format!("{k}-secret"), id.clone())))
-        .collect();
-    let auth = AuthConfig::Mapped(MappedUsers {
-        keys,
-        order: vec!["ka".into(), "kb".into(), "kc".into()],
-        ..Default::default()
-    });
-    let store = Arc::new(Store::open(&root, StoreConfig::default()).unwrap());
-    let server = HttpServer::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        store.clone(),
-        auth.clone(),
-        &[],
-    )
-    .unwrap()
-    .spawn()
-    .unwrap();
-    let addr = server.addr();
-    let [a, b, c] = ["ka", "kb", "kc"].map(|access| Key { addr, access });
+    let Some(setup) = Setup::start("v") else {
+        return;
+    };
+    let Setup {
+        users,
+        ids,
+        root,
+        auth,
+        store,
+        ..
+    } = &setup;
+    let uid = |i: usize| setup.uid(i);
+    let [a, b, c] = setup.keys();
 
     // A bucket made public-read: r-x for the group class and others.
     let (s, body) = a.send("PUT", "/pub/", &[("x-amz-acl", "public-read")], b"");
@@ -379,5 +445,145 @@ fn acls_are_the_file_systems_permissions() {
     );
     let (_, buckets) = b.send("GET", "/", &[], b"");
     assert!(buckets.contains("<ID>kb</ID>"), "{buckets}");
-    server.shutdown().unwrap();
+}
+
+/// An ACL given with a write (PutObject, CopyObject, CreateMultipartUpload)
+/// is part of the write: the object appears with it or not at all, and an
+/// ACL the file system refuses leaves the object it would have replaced as
+/// it was (it was published, then deleted: the old data was lost).
+#[test]
+fn acls_given_with_a_write_are_part_of_it() {
+    let Some(setup) = Setup::start("w") else {
+        return;
+    };
+    let [a, b, _] = setup.keys();
+    let bdir = setup.root.join("wrt");
+    let (s, body) = a.send("PUT", "/wrt/", &[("x-amz-acl", "public-read")], b"");
+    assert_eq!(s, 200, "{body}");
+    for (k, v) in [("k", "old"), ("src", "src")] {
+        let (s, body) = a.send("PUT", &format!("/wrt/{k}"), &[], v.as_bytes());
+        assert_eq!(s, 200, "{body}");
+    }
+    // uid 2^32-1 is no user: the kernel refuses the ACL entry (EINVAL).
+    let bad = ("x-amz-grant-read", "id=\"uid:4294967295\"");
+    let refused = |(s, body): (u16, String), what: &str| {
+        assert!(
+            (s == 400 && body.contains("InvalidArgument"))
+                || (s == 501 && body.contains("NotImplemented")),
+            "{what}: {s} {body}"
+        );
+    };
+    refused(a.send("PUT", "/wrt/k", &[bad], b"new"), "PUT");
+    assert_eq!(
+        a.send("GET", "/wrt/k", &[], b""),
+        (200, "old".into()),
+        "a refused ACL on PUT must leave the object it would replace"
+    );
+    refused(
+        a.send("PUT", "/wrt/new", &[bad], b"new"),
+        "PUT of a new key",
+    );
+    assert!(!bdir.join("new").exists(), "a refused PUT leaves nothing");
+    let copy = ("x-amz-copy-source", "/wrt/src");
+    refused(a.send("PUT", "/wrt/k", &[copy, bad], b""), "CopyObject");
+    assert_eq!(a.send("GET", "/wrt/k", &[], b""), (200, "old".into()));
+    refused(
+        a.send("POST", "/wrt/m?uploads", &[bad], b""),
+        "CreateMultipartUpload",
+    );
+    let (_, uploads) = a.send("GET", "/wrt/?uploads", &[], b"");
+    assert!(
+        !uploads.contains("<Upload>"),
+        "a refused upload is not started: {uploads}"
+    );
+
+    // Given ACLs are what the object has (b reads it through o+r only).
+    let public = ("x-amz-acl", "public-read");
+    let (s, body) = a.send("PUT", "/wrt/p", &[public], b"p");
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(mode(&bdir.join("p")) & 0o077, 0o044);
+    let (s, body) = a.send(
+        "PUT",
+        "/wrt/cp",
+        &[("x-amz-copy-source", "/wrt/k"), public],
+        b"",
+    );
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(mode(&bdir.join("cp")) & 0o077, 0o044);
+    assert_eq!(b.send("GET", "/wrt/cp", &[], b""), (200, "old".into()));
+    // Multipart: kept with the upload, applied at completion.
+    let (s, body) = a.send("POST", "/wrt/m?uploads", &[public], b"");
+    assert_eq!(s, 200, "{body}");
+    let id = body
+        .split("<UploadId>")
+        .nth(1)
+        .and_then(|r| r.split("</UploadId>").next())
+        .unwrap()
+        .to_string();
+    let (s, head, body) = a.send_full(
+        "PUT",
+        &format!("/wrt/m?partNumber=1&uploadId={id}"),
+        &[],
+        b"part",
+    );
+    assert_eq!(s, 200, "{body}");
+    let etag = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("etag:")
+                .then(|| l[5..].trim().to_string())
+        })
+        .unwrap();
+    let done = format!(
+        "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>{etag}</ETag></Part></CompleteMultipartUpload>"
+    );
+    let (s, body) = a.send(
+        "POST",
+        &format!("/wrt/m?uploadId={id}"),
+        &[],
+        done.as_bytes(),
+    );
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(mode(&bdir.join("m")) & 0o077, 0o044);
+    assert_eq!(b.send("GET", "/wrt/m", &[], b""), (200, "part".into()));
+
+    // x-amz-expected-bucket-owner: AccessDenied unless the bucket is that
+    // account's (its key, or uid:N).
+    let (s, body) = a.send(
+        "GET",
+        "/wrt/k",
+        &[("x-amz-expected-bucket-owner", "kb")],
+        b"",
+    );
+    assert_eq!((s, body.contains("AccessDenied")), (403, true), "{body}");
+    let (s, body) = a.send(
+        "PUT",
+        "/wrt/k",
+        &[("x-amz-expected-bucket-owner", "kb")],
+        b"x",
+    );
+    assert_eq!(s, 403, "{body}");
+    let (s, body) = b.send(
+        "GET",
+        "/wrt/?list-type=2",
+        &[("x-amz-expected-bucket-owner", "kb")],
+        b"",
+    );
+    assert_eq!(s, 403, "{body}");
+    let (s, body) = a.send(
+        "GET",
+        "/wrt/k",
+        &[("x-amz-expected-bucket-owner", "ka")],
+        b"",
+    );
+    assert_eq!((s, body.as_str()), (200, "old"));
+    let own = format!("uid:{}", setup.uid(0));
+    let (s, body) = b.send(
+        "GET",
+        "/wrt/?list-type=2",
+        &[("x-amz-expected-bucket-owner", &own)],
+        b"",
+    );
+    assert_eq!(s, 200, "{body}");
 }

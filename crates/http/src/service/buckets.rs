@@ -73,14 +73,14 @@ pub(super) async fn create_bucket(
     super::unsupported::refuse_object_lock(i)?;
     let asked = asked!(i, i.acl.as_ref().map(|a| a.as_str()), None);
     let bucket = &i.bucket;
-    let change = acls::for_new(engine, &asked, bucket, None)?;
+    let change = acls::for_new(engine, &asked, None)?;
     match run(|| engine.store.create_bucket(bucket)) {
         Err(e) if e.code() == &S3ErrorCode::BucketAlreadyOwnedByYou => {
             return Err(recreated(engine, bucket, change, e))
         }
         r => r?,
     }
-    acls::apply(engine, change.as_ref(), bucket, None)?;
+    acls::apply_to_new_bucket(engine, change.as_ref(), bucket)?;
     Ok(S3Response::new(CreateBucketOutput {
         location: Some(format!("/{bucket}")),
     }))
@@ -129,6 +129,7 @@ fn new_bucket() -> Option<PermissionChange> {
         group: ((mode >> 3) & 7) as u8,
         other: (mode & 7) as u8,
         named: Vec::new(),
+        bucket_owner: 0,
     })
 }
 
