@@ -396,9 +396,11 @@ impl Store {
         // Formatted only on an error path: this runs on every PUT.
         let what = || format!("{bucket}/{key}");
         let fd = temp.fd();
-        let st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
+        let mut st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         if !stored.is_empty() {
             self.store_meta(fd, &st, stored, &what())?;
+            // The mark it set, which the permissions' chmod keeps.
+            st.st_mode |= meta::META_BIT;
         }
         if let Some(change) = access {
             // Before the object is published: it never has other
