@@ -292,7 +292,7 @@ fn apply(
         }
     }
     if change.named.is_empty() {
-        match rustix::fs::fremovexattr(fd, ACL_XATTR) {
+        match crate::fscalls::fremovexattr(fd, ACL_XATTR) {
             Ok(()) | Err(Errno::NODATA) | Err(Errno::OPNOTSUPP) => {}
             Err(e) => return Err(io(e)),
         }
