@@ -13,8 +13,9 @@ pub use embedded::EmbeddedClient;
 #[cfg(feature = "http")]
 pub use http::{HttpClient, HttpClientConfig};
 pub use s3hpc_store::{
-    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectHeaders,
-    ObjectInfo, PartInfo, PutBody, PutOptions, Result, S3Error, UploadInfo, WriteCondition,
+    AclEntry, AclTag, BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest,
+    ObjectHeaders, ObjectInfo, PartInfo, PermissionChange, PutBody, PutOptions, Result, S3Error,
+    UploadInfo, WriteCondition,
 };
 
 /// Object tags, key to value.

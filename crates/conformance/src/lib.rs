@@ -26,6 +26,7 @@
 //! Checks use only the trait (never the file system), and each states the
 //! contract it holds a transport to in its doc comment.
 
+mod access;
 mod buckets;
 mod client_api;
 mod conditions;
@@ -36,6 +37,7 @@ mod listing;
 mod multipart;
 mod objects;
 
+use access::*;
 use buckets::*;
 use client_api::*;
 use conditions::*;
@@ -126,6 +128,8 @@ pub const CHECKS: &[(&str, Check)] = &[
     ("conditional_races", conditional_races),
     ("object_tagging", object_tagging),
     ("standard_headers", standard_headers),
+    ("acl_refused_changes_nothing", acl_refused_changes_nothing),
+    ("acl_given_with_writes", acl_given_with_writes),
     (
         "error_messages_reach_the_caller",
         error_messages_reach_the_caller,

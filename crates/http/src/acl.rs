@@ -11,8 +11,12 @@
 //! `-wx` WRITE (create, overwrite and delete objects).
 //!
 //! Writing (PutBucketAcl, PutObjectAcl, `x-amz-acl` and `x-amz-grant-*` on
-//! CreateBucket, PutObject and CopyObject) replaces the group, other and
-//! named-entry permissions; the owner's bits stay. Canned ACLs:
+//! CreateBucket, PutObject, CopyObject and CreateMultipartUpload) replaces
+//! the group, other and named-entry permissions; the owner's bits stay.
+//! Given with a write, they are checked here before anything is written
+//! and set by the engine on the temporary before it is published
+//! (`PutOptions::access`), so the object never has other permissions and
+//! a refused ACL leaves the object it would replace as it was. Canned ACLs:
 //! `private` nothing for anyone else; `public-read` and (without an
 //! anonymous user) `authenticated-read` other `r` (buckets `r-x`);
 //! `public-read-write` on a bucket other `rwx`, which is what S3 grants
@@ -148,11 +152,11 @@ impl Asked<'_> {
 }
 
 /// Who is asking to change what: the file's owner (grants naming it are
-/// already true) and, for the bucket-owner canned ACLs, the bucket's.
+/// already true). The bucket-owner canned ACLs name the bucket's owner,
+/// whom the engine looks up where it writes.
 pub struct Target {
     pub bucket: bool,
     pub owner: u32,
-    pub bucket_owner: Option<u32>,
 }
 
 fn refuse(what: &str, why: &str) -> s3s::S3Error {
@@ -188,26 +192,19 @@ pub fn change(
             Ok(read)
         }
     };
+    let mut bucket_owner = 0;
     if let Some(c) = asked.canned {
-        match c {
-            "private" => {}
-            "public-read" => other = read,
-            "public-read-write" if target.bucket => other = R | W | X,
-            "public-read-write" => other = R,
-            "authenticated-read" => other = authenticated("canned ACL authenticated-read")?,
-            "bucket-owner-read" | "bucket-owner-full-control" if !target.bucket => {
-                if let Some(b) = target.bucket_owner.filter(|b| *b != target.owner) {
-                    named.insert(b, R);
-                }
-            }
-            "bucket-owner-read" | "bucket-owner-full-control" => {}
-            other => {
-                return Err(refuse(
-                    &format!("canned ACL {other:?}"),
-                    "it grants to a service group s3hpc does not have",
-                ))
-            }
+        if c == "authenticated-read" {
+            authenticated("canned ACL authenticated-read")?;
         }
+        let canned = PermissionChange::canned(c, target.bucket).ok_or_else(|| {
+            refuse(
+                &format!("canned ACL {c:?}"),
+                "it grants to a service group s3hpc does not have",
+            )
+        })?;
+        other = canned.other;
+        bucket_owner = canned.bucket_owner;
     }
     let mut grants: Vec<(String, &str)> = Vec::new();
     let names = [
@@ -326,6 +323,7 @@ pub fn change(
                 perm: perm | other,
             })
             .collect(),
+        bucket_owner,
     }))
 }
 
@@ -347,25 +345,6 @@ pub fn current(p: &Permissions) -> PermissionChange {
             .filter(|e| matches!(e.tag, AclTag::User | AclTag::Group))
             .copied()
             .collect(),
+        bucket_owner: 0,
     }
-}
-
-/// CreateMultipartUpload: the object does not exist until completion, and
-/// s3hpc keeps no ACL to apply then, so only `private` (what a new object
-/// gets under the recommended umask 077) or nothing is accepted.
-pub fn check_multipart(asked: &Asked<'_>) -> S3Result<()> {
-    if asked.policy.is_none()
-        && asked.headers.iter().all(|h| h.is_none())
-        && matches!(
-            asked.canned,
-            None | Some("private") | Some("bucket-owner-full-control")
-        )
-    {
-        return Ok(());
-    }
-    Err(refuse(
-        "an ACL on CreateMultipartUpload",
-        "the object exists only from CompleteMultipartUpload on, and nothing keeps the ACL \
-         until then; complete the upload, then set it with PutObjectAcl",
-    ))
 }

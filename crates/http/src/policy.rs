@@ -420,6 +420,7 @@ pub fn with(base: &PermissionChange, g: &Grants) -> (PermissionChange, Added) {
         group: base.group | e,
         other: base.other | e,
         named: base.named.clone(),
+        bucket_owner: 0,
     };
     let mut added = Added {
         group: c.group & !base.group,

@@ -31,7 +31,7 @@ fn acl_granting_read(uid: u32) -> Vec<u8> {
 
 #[test]
 fn acls_are_the_file_systems_permissions() {
-    let Some(w) = World::make() else { return };
+    let Some(w) = World::make("v") else { return };
     let uid = |i: usize| w.uid(i);
     let (users, ids, root, store, auth) = (&w.users, &w.ids, &w.root, &w.store, &w.auth);
     let [a, b, c] = w.keys();
@@ -262,4 +262,143 @@ fn acls_are_the_file_systems_permissions() {
     let (_, buckets) = b.send("GET", "/", &[], b"");
     assert!(buckets.contains("<ID>kb</ID>"), "{buckets}");
     w.server.shutdown().unwrap();
+}
+
+/// An ACL given with a write (PutObject, CopyObject, CreateMultipartUpload)
+/// is part of the write: the object appears with it or not at all, and an
+/// ACL the file system refuses leaves the object it would have replaced as
+/// it was (it was published, then deleted: the old data was lost).
+#[test]
+fn acls_given_with_a_write_are_part_of_it() {
+    let Some(w) = World::make("w") else { return };
+    let [a, b, _] = w.keys();
+    let bdir = w.root.join("wrt");
+    let (s, body) = a.send("PUT", "/wrt/", &[("x-amz-acl", "public-read")], b"");
+    assert_eq!(s, 200, "{body}");
+    for (k, v) in [("k", "old"), ("src", "src")] {
+        let (s, body) = a.send("PUT", &format!("/wrt/{k}"), &[], v.as_bytes());
+        assert_eq!(s, 200, "{body}");
+    }
+    // uid 2^32-1 is no user: the kernel refuses the ACL entry (EINVAL).
+    let bad = ("x-amz-grant-read", "id=\"uid:4294967295\"");
+    let refused = |(s, body): (u16, String), what: &str| {
+        assert!(
+            (s == 400 && body.contains("InvalidArgument"))
+                || (s == 501 && body.contains("NotImplemented")),
+            "{what}: {s} {body}"
+        );
+    };
+    refused(a.send("PUT", "/wrt/k", &[bad], b"new"), "PUT");
+    assert_eq!(
+        a.send("GET", "/wrt/k", &[], b""),
+        (200, "old".into()),
+        "a refused ACL on PUT must leave the object it would replace"
+    );
+    refused(
+        a.send("PUT", "/wrt/new", &[bad], b"new"),
+        "PUT of a new key",
+    );
+    assert!(!bdir.join("new").exists(), "a refused PUT leaves nothing");
+    let copy = ("x-amz-copy-source", "/wrt/src");
+    refused(a.send("PUT", "/wrt/k", &[copy, bad], b""), "CopyObject");
+    assert_eq!(a.send("GET", "/wrt/k", &[], b""), (200, "old".into()));
+    refused(
+        a.send("POST", "/wrt/m?uploads", &[bad], b""),
+        "CreateMultipartUpload",
+    );
+    let (_, uploads) = a.send("GET", "/wrt/?uploads", &[], b"");
+    assert!(
+        !uploads.contains("<Upload>"),
+        "a refused upload is not started: {uploads}"
+    );
+
+    // Given ACLs are what the object has (b reads it through o+r only).
+    let public = ("x-amz-acl", "public-read");
+    let (s, body) = a.send("PUT", "/wrt/p", &[public], b"p");
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(mode(&bdir.join("p")) & 0o077, 0o044);
+    let (s, body) = a.send(
+        "PUT",
+        "/wrt/cp",
+        &[("x-amz-copy-source", "/wrt/k"), public],
+        b"",
+    );
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(mode(&bdir.join("cp")) & 0o077, 0o044);
+    assert_eq!(b.send("GET", "/wrt/cp", &[], b""), (200, "old".into()));
+    // Multipart: kept with the upload, applied at completion.
+    let (s, body) = a.send("POST", "/wrt/m?uploads", &[public], b"");
+    assert_eq!(s, 200, "{body}");
+    let id = body
+        .split("<UploadId>")
+        .nth(1)
+        .and_then(|r| r.split("</UploadId>").next())
+        .unwrap()
+        .to_string();
+    let (s, head, body) = a.send_full(
+        "PUT",
+        &format!("/wrt/m?partNumber=1&uploadId={id}"),
+        &[],
+        b"part",
+    );
+    assert_eq!(s, 200, "{body}");
+    let etag = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("etag:")
+                .then(|| l[5..].trim().to_string())
+        })
+        .unwrap();
+    let done = format!(
+        "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>{etag}</ETag></Part></CompleteMultipartUpload>"
+    );
+    let (s, body) = a.send(
+        "POST",
+        &format!("/wrt/m?uploadId={id}"),
+        &[],
+        done.as_bytes(),
+    );
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(mode(&bdir.join("m")) & 0o077, 0o044);
+    assert_eq!(b.send("GET", "/wrt/m", &[], b""), (200, "part".into()));
+
+    // x-amz-expected-bucket-owner: AccessDenied unless the bucket is that
+    // account's (its key, or uid:N).
+    let (s, body) = a.send(
+        "GET",
+        "/wrt/k",
+        &[("x-amz-expected-bucket-owner", "kb")],
+        b"",
+    );
+    assert_eq!((s, body.contains("AccessDenied")), (403, true), "{body}");
+    let (s, body) = a.send(
+        "PUT",
+        "/wrt/k",
+        &[("x-amz-expected-bucket-owner", "kb")],
+        b"x",
+    );
+    assert_eq!(s, 403, "{body}");
+    let (s, body) = b.send(
+        "GET",
+        "/wrt/?list-type=2",
+        &[("x-amz-expected-bucket-owner", "kb")],
+        b"",
+    );
+    assert_eq!(s, 403, "{body}");
+    let (s, body) = a.send(
+        "GET",
+        "/wrt/k",
+        &[("x-amz-expected-bucket-owner", "ka")],
+        b"",
+    );
+    assert_eq!((s, body.as_str()), (200, "old"));
+    let own = format!("uid:{}", w.uid(0));
+    let (s, body) = b.send(
+        "GET",
+        "/wrt/?list-type=2",
+        &[("x-amz-expected-bucket-owner", &own)],
+        b"",
+    );
+    assert_eq!(s, 200, "{body}");
 }

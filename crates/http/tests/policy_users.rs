@@ -19,7 +19,7 @@ fn has_acl(p: &std::path::Path) -> bool {
 
 #[test]
 fn policies_are_the_bucket_directorys_permissions() {
-    let Some(w) = World::make() else { return };
+    let Some(w) = World::make("p") else { return };
     let [a, b, c] = w.keys();
     let dir = w.root.join("pol");
     let (s, body) = a.send("PUT", "/pol/", &[("x-amz-acl", "private")], b"");

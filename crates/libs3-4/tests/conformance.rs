@@ -39,6 +39,10 @@ fn client_of(library: &Path, host: String) -> Libs3Client {
 /// What the libs3 API cannot say, whatever the library behind it.
 const LIBS3_LIMITS: &[(&str, &str)] = &[
     (
+        "acl_refused_changes_nothing",
+        "libs3's put properties carry canned ACLs only, and the file system takes every one",
+    ),
+    (
         "put_checksum_verified",
         "libs3's put properties carry no S3 checksum (and the bench's libs3 client no MD5)",
     ),
@@ -156,4 +160,61 @@ fn http_suite(label: &str, library: &Path, limits: &[(&str, &str)]) {
         Fixture::new(client_of(library, host), (server, dir))
     };
     run_all_except(label, &make, limits);
+}
+
+/// libs3's `cannedAcl` reaches the engine on every libs3 transport and is
+/// the object's from its first moment: bucket-owner-full-control by the
+/// bucket's owner is `go-rwx` (the owner's entry is the owner's bits),
+/// where a new file gets 0644 under umask 022. PUT, copy and multipart.
+#[test]
+fn libs3_carries_canned_acls() {
+    use s3hpc_client::{PermissionChange, PutBody, PutOptions, S3Client};
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: umask is always valid; 022 is what the expected modes assume.
+    unsafe { libc::umask(0o022) };
+    let canned = PutOptions {
+        access: PermissionChange::canned("bucket-owner-full-control", false),
+        ..Default::default()
+    };
+    for transport in ["file", "unix"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let (host, _gw) = match transport {
+            "file" => (format!("file://{}", root.display()), None),
+            _ => {
+                let embedded = Arc::new(s3hpc_client::EmbeddedClient::new(store(&dir)));
+                let sock = Address::Unix(dir.path().join("gw.sock"));
+                let gw = Gateway::start(embedded, &[sock], GatewayOptions::default()).unwrap();
+                (
+                    format!("unix://{}", dir.path().join("gw.sock").display()),
+                    Some(gw),
+                )
+            }
+        };
+        let c = client(host);
+        c.create_bucket("acl").unwrap();
+        let mode = |k: &str| {
+            std::fs::metadata(root.join("acl").join(k))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        c.put_object("acl", "plain", PutBody::Bytes(b"x"), &PutOptions::default())
+            .unwrap();
+        assert_eq!(mode("plain"), 0o644, "{transport}: a new file's mode");
+        c.put_object("acl", "k", PutBody::Bytes(b"x"), &canned)
+            .unwrap();
+        assert_eq!(mode("k"), 0o600, "{transport}: PUT");
+        c.copy_object("acl", "plain", "acl", "c", Some(&canned))
+            .unwrap();
+        assert_eq!(mode("c"), 0o600, "{transport}: copy");
+        let id = c.create_multipart_upload("acl", "m", &canned).unwrap();
+        let etag = c
+            .upload_part("acl", "m", &id, 1, PutBody::Bytes(b"p"))
+            .unwrap();
+        c.complete_multipart_upload("acl", "m", &id, &[(1, etag)])
+            .unwrap();
+        assert_eq!(mode("m"), 0o600, "{transport}: multipart");
+    }
 }

@@ -211,10 +211,10 @@ pub unsafe fn lossy(p: *const c_char) -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
-/// Put options from `S3PutProperties` (content type, metadata and the
-/// body's MD5, which the engine verifies before the object becomes
-/// visible; the other fields are HTTP response headers this store does not
-/// keep).
+/// Put options from `S3PutProperties` (content type, metadata, the canned
+/// ACL and the body's MD5, which the engine verifies and applies before the
+/// object becomes visible; the other fields are HTTP response headers this
+/// store does not keep).
 ///
 /// # Safety
 /// `p` is NULL or points to valid put properties.
@@ -226,6 +226,7 @@ pub unsafe fn put_options(p: *const PutProperties) -> Result<Option<PutOptions>,
     let mut opts = PutOptions {
         // SAFETY: string fields are NULL or NUL-terminated.
         content_type: unsafe { opt_str(p.content_type, "contentType") }?,
+        access: canned_acl(p.canned_acl)?,
         ..Default::default()
     };
     // SAFETY: as above.
@@ -252,6 +253,28 @@ pub unsafe fn put_options(p: *const PutProperties) -> Result<Option<PutOptions>,
         }
     }
     Ok(Some(opts))
+}
+
+/// libs3's `S3CannedAcl` as the permissions it asks for. Private (0) is
+/// what libs3 sends no header for: the object gets a new file's mode, as
+/// from the real library against S3 (private there by default).
+fn canned_acl(
+    c: crate::cabi::S3CannedAcl,
+) -> Result<Option<s3hpc_store::PermissionChange>, Failure> {
+    let name = match c {
+        0 => return Ok(None),
+        1 => "public-read",
+        2 => "public-read-write",
+        3 => "authenticated-read",
+        4 => "bucket-owner-full-control",
+        other => {
+            return Err(Failure::S3(s3hpc_store::S3Error::new(
+                s3hpc_store::ErrorCode::InvalidArgument,
+                format!("cannedAcl {other} is not an S3CannedAcl (0 to 4)"),
+            )))
+        }
+    };
+    Ok(s3hpc_store::PermissionChange::canned(name, false))
 }
 
 pub fn unix_seconds(t: std::time::SystemTime) -> i64 {

@@ -19,14 +19,14 @@ use std::borrow::Cow;
 /// The protocol version both sides announce in the handshake. Bump it with
 /// any change to a frame, a request or a reply (the golden-bytes test in
 /// this module fails on such a change until it is bumped and updated).
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
-/// The oldest client version a gateway still serves: version 4 appended
-/// the owner's uid to `ObjectInfo`, `BucketInfo` and `UploadInfo`, which
-/// changes their encoding (a version 3 client would misread a listing),
-/// so older clients are refused at their handshake with both versions
-/// named.
-pub const MIN_VERSION: u32 = 4;
+/// The oldest client version a gateway still serves: version 5 appended
+/// the permissions a write gives its object (`PutOptions::access`), which
+/// changes the encoding of PutObject, CopyObject and
+/// CreateMultipartUpload (a version 4 client's would not decode), so older
+/// clients are refused at their handshake with both versions named.
+pub const MIN_VERSION: u32 = 5;
 
 /// Most parts one completion may name, as in S3.
 pub const MAX_PARTS: usize = 10_000;
@@ -432,6 +432,16 @@ mod tests {
                 cache_control: Some("c".into()),
                 ..Default::default()
             },
+            access: Some(s3hpc_client::PermissionChange {
+                group: 4,
+                other: 4,
+                named: vec![s3hpc_client::AclEntry {
+                    tag: s3hpc_client::AclTag::User,
+                    id: 1001,
+                    perm: 4,
+                }],
+                bucket_owner: 0,
+            }),
         };
         let put = Request::PutObject {
             bucket: "bk".into(),
@@ -443,7 +453,8 @@ mod tests {
             postcard::to_allocvec(&put).unwrap(),
             [
                 4, 2, b'b', b'k', 3, b'a', b'/', b'b', 1, 0xac, 2, 1, 1, b't', 1, 1, b'm', 1, b'v',
-                0, 0, 1, 1, b't', 1, b'u', 2, 1, b'e', 1, 1, b'c', 0, 0, 0, 0
+                0, 0, 1, 1, b't', 1, b'u', 2, 1, b'e', 1, 1, b'c', 0, 0, 0, 0, 1, 4, 4, 1, 1, 0xe9,
+                7, 4, 0
             ]
         );
         let info = Response::Info(ObjectInfo {
@@ -462,7 +473,7 @@ mod tests {
             postcard::to_allocvec(&info).unwrap(),
             [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3, 0, 0, 0, 0, 0, 0]
         );
-        assert_eq!(VERSION, 4, "update the golden bytes with the version");
+        assert_eq!(VERSION, 5, "update the golden bytes with the version");
     }
 
     #[test]

@@ -8,7 +8,8 @@ use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
 use s3hpc_http::{AuthConfig, HttpServer, MappedUsers};
 use s3hpc_rpc::{ClientFor, Gateway, GatewayOptions, Peer, RemoteClient};
 use s3hpc_store::{
-    ErrorCode, Identity, ListRequest, PutBody, PutOptions, Result, Store, StoreConfig,
+    AclEntry, AclTag, ErrorCode, Identity, ListRequest, PermissionChange, PutBody, PutOptions,
+    Result, Store, StoreConfig,
 };
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -334,6 +335,26 @@ fn scenario(label: &str, users: &Users, root: &Path, client: ClientOf<'_>) {
         b.delete_object(&shared, &format!("{}-0", users.names[2])),
         label,
     );
+
+    // An ACL given with the write: read for b alone, set by a's own call
+    // on the temporary before it is published.
+    let grant = PutOptions {
+        access: Some(PermissionChange {
+            named: vec![AclEntry {
+                tag: AclTag::User,
+                id: users.uid(1),
+                perm: 4,
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    a.put_object(&publ, "granted", PutBody::Bytes(b"for b"), &grant)
+        .unwrap();
+    let m = std::fs::metadata(root.join(&publ).join("granted")).unwrap();
+    assert_eq!(m.mode() & 0o007, 0, "{label}: others lost their read");
+    assert_eq!(get(b.as_ref(), &publ, "granted").unwrap(), b"for b");
+    denied(get(c.as_ref(), &publ, "granted"), label);
 }
 
 fn umask() -> u32 {

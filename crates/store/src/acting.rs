@@ -254,6 +254,14 @@ forward! {
         opts: Option<&PutOptions>,
         cond: &WriteCondition,
     ) -> Result<ObjectInfo>;
+    fn copy_object_with(
+        &self,
+        src: (&str, &str),
+        dst: (&str, &str),
+        opts: Option<&PutOptions>,
+        cond: &WriteCondition,
+        access: Option<&PermissionChange>,
+    ) -> Result<ObjectInfo>;
     fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<BTreeMap<String, String>>;
     fn put_object_tagging(&self, bucket: &str, key: &str, tags: &BTreeMap<String, String>) -> Result<()>;
     fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()>;

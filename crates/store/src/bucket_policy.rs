@@ -9,7 +9,7 @@
 //! PutBucketPolicy changes nothing.
 
 use crate::bucket_config::{read_doc, write_doc};
-use crate::perms::{apply_change, read_permissions};
+use crate::perms::{apply, read_permissions};
 use crate::*;
 use rustix::fs::XattrFlags;
 use std::os::fd::OwnedFd;
@@ -40,7 +40,7 @@ impl Store {
         let st = crate::fscalls::fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
         let acl_before = raw_acl(&fd);
         if let Some(c) = change {
-            apply_change(&fd, st.st_mode, c, &what)?;
+            apply(&fd, &st, c, None, &what)?;
         }
         let stored = write_doc(&fd, POLICY, record, &what);
         if stored.is_err() && change.is_some() {

@@ -348,6 +348,12 @@ pub fn fgetxattr<Fd: AsFd, N: path::Arg>(fd: Fd, name: N, value: &mut [u8]) -> i
     count(Kind::Getxattr, rustix::fs::fgetxattr(fd, name, value))
 }
 
+/// Removes an attribute; counted with the calls that set one (both change
+/// the file's attributes, one round trip each).
+pub fn fremovexattr<Fd: AsFd, N: path::Arg>(fd: Fd, name: N) -> io::Result<()> {
+    count(Kind::Setxattr, rustix::fs::fremovexattr(fd, name))
+}
+
 pub fn fsetxattr<Fd: AsFd, N: path::Arg>(
     fd: Fd,
     name: N,

@@ -42,6 +42,10 @@ pub(crate) struct StoredMeta {
     pub parts: Option<crate::parts::PartsRecord>,
     /// Standard headers (Cache-Control, ...), one record each when set.
     pub headers: crate::ObjectHeaders,
+    /// The permissions a write gives its object (`PutOptions::access`):
+    /// set on the temporary before it is published, never stored with the
+    /// object; kept in a multipart upload's info until completion.
+    pub access: Option<crate::PermissionChange>,
 }
 
 /// S3's limits on object tags.
@@ -90,6 +94,8 @@ const TAG_TAG_KEY: u8 = 2;
 const TAG_TAG_VALUE: u8 = 3;
 /// A multipart object's parts (`parts::PartsRecord`).
 const TAG_PARTS: u8 = 4;
+/// A multipart upload's requested permissions (`PermissionChange::encode`).
+const TAG_ACCESS: u8 = 10;
 /// The standard headers, one record each (the value as sent).
 const HEADER_TAGS: [(u8, &str); 5] = [
     (5, "cache-control"),
@@ -137,6 +143,7 @@ impl StoredMeta {
             tags: opts.tags.clone(),
             parts: None,
             headers: opts.headers.clone(),
+            access: opts.access.clone(),
         })
     }
 
@@ -148,6 +155,7 @@ impl StoredMeta {
             && self.tags.is_empty()
             && self.parts.is_none()
             && self.headers.is_empty()
+            && self.access.is_none()
     }
 
     /// Length-prefixed fields: version, etag, content type, then pairs.
@@ -181,6 +189,10 @@ impl StoredMeta {
                 put_str(&mut out, v);
             }
         }
+        if let Some(a) = &self.access {
+            out.push(TAG_ACCESS);
+            put_str(&mut out, &a.encode());
+        }
         out
     }
 
@@ -209,6 +221,7 @@ impl StoredMeta {
         let mut tags = BTreeMap::new();
         let mut headers = crate::ObjectHeaders::default();
         let mut tag_key = None;
+        let mut access = None;
         while r.pos < buf.len() {
             let tag = r.take(1)?[0];
             let value = r.string()?;
@@ -220,6 +233,8 @@ impl StoredMeta {
                 tags.insert(tag_key.take()?, value);
             } else if tag == TAG_PARTS {
                 parts = crate::parts::PartsRecord::decode(&value);
+            } else if tag == TAG_ACCESS {
+                access = crate::PermissionChange::decode(&value);
             } else if let Some((_, name)) = HEADER_TAGS.iter().find(|(t, _)| *t == tag) {
                 if let Some(field) = headers.field_mut(name) {
                     *field = Some(value);
@@ -234,6 +249,7 @@ impl StoredMeta {
             tags,
             parts,
             headers,
+            access,
         })
     }
 

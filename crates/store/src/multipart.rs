@@ -160,13 +160,24 @@ impl Store {
         self.head_bucket(bucket)?;
         let id = new_upload_id();
         let info = encode_info(key, &stored);
+        // The info gets the permissions the object will: one the file
+        // system refuses is refused now, before any part is sent.
+        let probe = StoredMeta {
+            access: stored.access.clone(),
+            ..Default::default()
+        };
         self.write_object(
             bucket,
             &upload_key(&id, INFO),
             Source::Body(PutBody::Bytes(&info)),
-            StoredMeta::default(),
+            probe,
             Default::default(),
-        )?;
+        )
+        .map_err(|e| {
+            // The staging directory made for it goes too.
+            self.remove_upload(bucket, &id);
+            S3Error::new(e.code, e.message.replace(&upload_key(&id, INFO), key))
+        })?;
         Ok(id)
     }
 

@@ -598,7 +598,8 @@ impl Store {
     }
 
     /// CopyObject whose destination is written only if `cond` holds (as
-    /// PutObject's; `opts.condition` must be `Always`).
+    /// PutObject's; `opts.condition` must be `Always`). The destination
+    /// gets `opts.access`, if any (a copy without options: none).
     pub fn copy_object_if(
         &self,
         src_bucket: &str,
@@ -607,6 +608,22 @@ impl Store {
         dst_key: &str,
         opts: Option<&PutOptions>,
         cond: &WriteCondition,
+    ) -> Result<ObjectInfo> {
+        let access = opts.and_then(|o| o.access.as_ref());
+        let (src, dst) = ((src_bucket, src_key), (dst_bucket, dst_key));
+        self.copy_object_with(src, dst, opts, cond, access)
+    }
+
+    /// [`Store::copy_object_if`] giving the destination `access` whether
+    /// or not `opts` replaces the source's metadata (S3's CopyObject takes
+    /// an ACL with either metadata directive).
+    pub fn copy_object_with(
+        &self,
+        (src_bucket, src_key): (&str, &str),
+        (dst_bucket, dst_key): (&str, &str),
+        opts: Option<&PutOptions>,
+        cond: &WriteCondition,
+        access: Option<&PermissionChange>,
     ) -> Result<ObjectInfo> {
         validate_bucket_name(dst_bucket)?;
         validate_key(dst_key)?;
@@ -649,6 +666,7 @@ impl Store {
                 ..Default::default()
             },
         };
+        stored.access = access.cloned();
         // Same bytes, same MD5: reuse a stored content hash instead of rehashing.
         if self.config.etag == EtagPolicy::Md5 && !src.etag.contains('-') {
             stored.etag = Some(src.etag.clone());

@@ -71,7 +71,9 @@ impl Permissions {
 }
 
 /// What a PutBucketAcl, PutObjectAcl or canned ACL sets: the group and
-/// other classes' bits and the named entries; the owner's bits stay.
+/// other classes' bits and the named entries; the owner's bits stay. Given
+/// with a write (`PutOptions::access`), it is set on the temporary before
+/// the object is published, so the object never has other permissions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PermissionChange {
@@ -81,6 +83,74 @@ pub struct PermissionChange {
     pub other: u8,
     /// Named `User` and `Group` entries; none removes the file's ACL.
     pub named: Vec<AclEntry>,
+    /// `rwx` for the owner of the object's bucket, as a named `User` entry
+    /// (the bucket-owner-* canned ACLs), unless it is the object's owner:
+    /// the engine looks the bucket's owner up only when this is not 0.
+    pub bucket_owner: u8,
+}
+
+impl PermissionChange {
+    /// An S3 canned ACL's permissions on a bucket or (`bucket` false) an
+    /// object, as mode bits (see `http/src/acl.rs` for the mapping's reasons);
+    /// None for a canned ACL that grants to a service group s3hpc has not.
+    /// `authenticated-read` is other `r`: every caller that is not anonymous.
+    pub fn canned(name: &str, bucket: bool) -> Option<PermissionChange> {
+        const R: u8 = 4;
+        let read = if bucket { R | 1 } else { R };
+        let (other, bucket_owner) = match name {
+            "private" => (0, 0),
+            "public-read" | "authenticated-read" => (read, 0),
+            "public-read-write" if bucket => (7, 0),
+            "public-read-write" => (R, 0),
+            "bucket-owner-read" | "bucket-owner-full-control" if bucket => (0, 0),
+            "bucket-owner-read" | "bucket-owner-full-control" => (0, R),
+            _ => return None,
+        };
+        Some(PermissionChange {
+            group: other,
+            other,
+            named: Vec::new(),
+            bucket_owner,
+        })
+    }
+
+    /// A compact text form, kept with a multipart upload until completion:
+    /// `GROUP OTHER BUCKET_OWNER` digits, then `u:ID:PERM` / `g:ID:PERM`.
+    pub(crate) fn encode(&self) -> String {
+        let mut out = format!("{} {} {}", self.group, self.other, self.bucket_owner);
+        for e in &self.named {
+            let tag = if e.tag == AclTag::Group { 'g' } else { 'u' };
+            out.push_str(&format!(" {tag}:{}:{}", e.id, e.perm));
+        }
+        out
+    }
+
+    pub(crate) fn decode(s: &str) -> Option<PermissionChange> {
+        let mut it = s.split(' ');
+        let mut bits = || it.next()?.parse::<u8>().ok().filter(|b| *b <= 7);
+        let (group, other, bucket_owner) = (bits()?, bits()?, bits()?);
+        let named = it
+            .map(|e| {
+                let mut f = e.split(':');
+                let tag = match f.next()? {
+                    "u" => AclTag::User,
+                    "g" => AclTag::Group,
+                    _ => return None,
+                };
+                Some(AclEntry {
+                    tag,
+                    id: f.next()?.parse().ok()?,
+                    perm: f.next()?.parse::<u8>().ok()? & 7,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(PermissionChange {
+            group,
+            other,
+            named,
+            bucket_owner,
+        })
+    }
 }
 
 impl Store {
@@ -119,7 +189,28 @@ impl Store {
     ) -> Result<()> {
         let (fd, what) = self.open_target(bucket, key)?;
         let st = crate::fscalls::fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
-        apply_change(&fd, st.st_mode, change, &what)
+        let bucket_owner = match key {
+            Some(_) if change.bucket_owner != 0 => Some(self.bucket_owner(bucket)?),
+            _ => None,
+        };
+        apply(&fd, &st, change, bucket_owner, &what)
+    }
+
+    /// [`apply`] to a new object's temporary, before it is published: the
+    /// bucket's owner looked up if the change names it.
+    pub(crate) fn apply_to_new(
+        &self,
+        fd: &OwnedFd,
+        st: &rustix::fs::Stat,
+        change: &PermissionChange,
+        bucket: &str,
+        what: &str,
+    ) -> Result<()> {
+        let bucket_owner = match change.bucket_owner {
+            0 => None,
+            _ => Some(self.bucket_owner(bucket)?),
+        };
+        apply(fd, st, change, bucket_owner, what)
     }
 
     /// The bucket's directory or the object's file, open for reading.
@@ -176,26 +267,45 @@ pub(crate) fn read_permissions(fd: &OwnedFd, what: &str) -> Result<Permissions> 
     })
 }
 
-/// Sets `change` on an open file whose mode is `st_mode`, as the acting
-/// identity: a `chmod` without named entries (the ACL goes), else the
-/// whole ACL in one `fsetxattr`.
-pub(crate) fn apply_change(
+/// Sets `change` on the open file `fd` (whose `fstat` is `st`): without
+/// named entries a `chmod` (any file system) and the file's ACL goes; with
+/// them, an ACL (NotImplemented where the file system keeps none, and
+/// InvalidArgument where it refuses the entries).
+pub(crate) fn apply(
     fd: &OwnedFd,
-    st_mode: u32,
+    st: &rustix::fs::Stat,
     change: &PermissionChange,
+    bucket_owner: Option<u32>,
     what: &str,
 ) -> Result<()> {
     let io = |e: Errno| S3Error::from_io(&e.into(), what);
+    let mut change = std::borrow::Cow::Borrowed(change);
+    if let Some(b) = bucket_owner.filter(|b| *b != st.st_uid) {
+        let c = change.to_mut();
+        let perm = c.bucket_owner | c.other;
+        match c
+            .named
+            .iter_mut()
+            .find(|e| e.tag == AclTag::User && e.id == b)
+        {
+            Some(e) => e.perm |= perm,
+            None => c.named.push(AclEntry {
+                tag: AclTag::User,
+                id: b,
+                perm,
+            }),
+        }
+    }
     if change.named.is_empty() {
-        match rustix::fs::fremovexattr(fd, ACL_XATTR) {
+        match crate::fscalls::fremovexattr(fd, ACL_XATTR) {
             Ok(()) | Err(Errno::NODATA) | Err(Errno::OPNOTSUPP) => {}
             Err(e) => return Err(io(e)),
         }
         let mode =
-            (st_mode & 0o7700) | u32::from(change.group & 7) << 3 | u32::from(change.other & 7);
+            (st.st_mode & 0o7700) | u32::from(change.group & 7) << 3 | u32::from(change.other & 7);
         return crate::fscalls::fchmod(fd, Mode::from_bits_truncate(mode)).map_err(io);
     }
-    let value = encode(&full_acl((st_mode >> 6) as u8 & 7, change));
+    let value = encode(&full_acl((st.st_mode >> 6) as u8 & 7, &change));
     match crate::fscalls::fsetxattr(fd, ACL_XATTR, &value, XattrFlags::empty()) {
         Ok(()) => Ok(()),
         Err(Errno::OPNOTSUPP) => Err(s3err!(
@@ -206,7 +316,8 @@ pub(crate) fn apply_change(
         )),
         Err(Errno::INVAL) => Err(s3err!(
             InvalidArgument,
-            "{what}: the file system refused the POSIX ACL {:?}",
+            "{what}: the file system refused the POSIX ACL {:?} (a uid or gid it does not \
+             know?)",
             change.named
         )),
         Err(e) => Err(io(e)),
@@ -298,7 +409,13 @@ mod tests {
                     perm: 6,
                 },
             ],
+            bucket_owner: 0,
         };
+        assert_eq!(
+            PermissionChange::decode(&change.encode()),
+            Some(change.clone())
+        );
+        assert_eq!(PermissionChange::decode("0 4"), None);
         let acl = full_acl(6, &change);
         let tags: Vec<_> = acl.iter().map(|e| (e.tag, e.id)).collect();
         assert_eq!(

@@ -97,6 +97,13 @@ fn link_fd(fd: &OwnedFd, dir: BorrowedFd<'_>, name: &str) -> rustix::io::Result<
     linkat(CWD, proc_path.as_str(), dir, name, AtFlags::SYMLINK_FOLLOW)
 }
 
+/// The object a write makes.
+#[derive(Clone, Copy)]
+pub(crate) struct Object<'a> {
+    pub bucket: &'a str,
+    pub key: &'a str,
+}
+
 /// Where the bytes of a new object come from.
 pub(crate) enum Source<'a> {
     Body(PutBody<'a>),
@@ -243,6 +250,8 @@ impl Store {
             },
             _ => {}
         }
+        // Set on the temporary, never stored with the object.
+        let access = stored.access.take();
         TEMP_NAME.with_borrow_mut(|tmp| {
             let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp, cond)?;
             let fd = temp.fd();
@@ -253,7 +262,10 @@ impl Store {
                     ErrorCode::BadDigest => e,
                     _ => S3Error::new(e.code, format!("{bucket}/{key}: {}", e.message)),
                 })
-                .and_then(|()| self.finish(&dirfd, &temp, tmp, bucket, key, &stored, cond));
+                .and_then(|()| {
+                    let object = Object { bucket, key };
+                    self.finish(&dirfd, &temp, tmp, object, &stored, access.as_ref(), cond)
+                });
             if result.is_err() && matches!(temp, Temp::Named(_)) {
                 let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
             }
@@ -376,17 +388,24 @@ impl Store {
         dirfd: &Rc<OwnedFd>,
         temp: &Temp,
         tmp: &mut String,
-        bucket: &str,
-        key: &str,
+        Object { bucket, key }: Object<'_>,
         stored: &StoredMeta,
+        access: Option<&crate::PermissionChange>,
         cond: &WriteCondition,
     ) -> Result<(String, rustix::fs::Stat)> {
         // Formatted only on an error path: this runs on every PUT.
         let what = || format!("{bucket}/{key}");
         let fd = temp.fd();
-        let st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
+        let mut st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         if !stored.is_empty() {
             self.store_meta(fd, &st, stored, &what())?;
+            // The mark it set, which the permissions' chmod keeps.
+            st.st_mode |= meta::META_BIT;
+        }
+        if let Some(change) = access {
+            // Before the object is published: it never has other
+            // permissions, and a refusal leaves what it would replace.
+            self.apply_to_new(fd, &st, change, bucket, &what())?;
         }
         if self.config.durability == Durability::Fsync {
             fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;

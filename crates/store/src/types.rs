@@ -107,6 +107,14 @@ pub struct PutOptions {
     pub condition: WriteCondition,
     /// Standard headers to store and return on GET and HEAD (version 3).
     pub headers: ObjectHeaders,
+    /// The permissions the new object gets (an ACL given with the write:
+    /// `x-amz-acl`, `x-amz-grant-*`, libs3's `cannedAcl`), set on the
+    /// temporary before it is published, so the object never appears with
+    /// others and a refused change leaves any object it would replace as
+    /// it was. None: a new file's mode (umask, the directory's default
+    /// ACL). CreateMultipartUpload keeps it with the upload for its
+    /// completion (RPC version 5).
+    pub access: Option<crate::PermissionChange>,
 }
 
 /// The precondition of a write (PutObject, CopyObject's destination,

@@ -126,6 +126,27 @@ fn calls_per_operation() {
         &[(Open, 1), (Fstat, 1), (Write, 1), (Link, 1)],
     );
 
+    // With an ACL (a canned one: mode bits), set on the temporary before
+    // the link: any ACL it inherited removed, then one chmod.
+    let canned = PutOptions {
+        access: PermissionChange::canned("public-read", false),
+        ..Default::default()
+    };
+    let (r, c) = calls(|| s.put_object(BUCKET, "acl", PutBody::Bytes(&data), &canned));
+    r.unwrap();
+    expect(
+        &c,
+        "PUT new with an ACL",
+        &[
+            (Open, 1),
+            (Fstat, 1),
+            (Write, 1),
+            (Setxattr, 1),
+            (Chmod, 1),
+            (Link, 1),
+        ],
+    );
+
     // The first overwrite: the unnamed temporary's link fails (the key
     // exists), so it is linked under a temporary name and moved over the
     // key; this thread now predicts overwrites.

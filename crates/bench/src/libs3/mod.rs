@@ -20,7 +20,7 @@ use s3hpc_client::{
 use s3hpc_libs3_core::cabi::{self, S3NameValue};
 use s3hpc_libs3_core::ctext::CText as CArg;
 use s3hpc_libs3_core::v4::*;
-use s3hpc_store::{ErrorCode, Result, S3Error};
+use s3hpc_store::{ErrorCode, PermissionChange, Result, S3Error};
 use std::ffi::{c_char, c_int, CString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
@@ -236,7 +236,7 @@ fn put_properties(
             content_disposition_filename: std::ptr::null(),
             content_encoding: std::ptr::null(),
             expires: -1,
-            canned_acl: 0,
+            canned_acl: canned_acl(opts)?,
             meta_data_count: meta.len() as c_int,
             meta_data: if meta.is_empty() {
                 std::ptr::null()
@@ -246,6 +246,29 @@ fn put_properties(
         },
         use_server_side_encryption: 0,
     })
+}
+
+/// libs3's `S3CannedAcl` for the permissions asked (none: 0, which libs3
+/// sends as no ACL); what no canned ACL says is refused, not dropped.
+fn canned_acl(opts: &PutOptions) -> Result<c_int> {
+    let Some(asked) = &opts.access else {
+        return Ok(0);
+    };
+    // In S3CannedAcl's order, from 1.
+    let names = [
+        "public-read",
+        "public-read-write",
+        "authenticated-read",
+        "bucket-owner-full-control",
+    ];
+    names
+        .iter()
+        .zip(1..)
+        .find(|(n, _)| PermissionChange::canned(n, false).as_ref() == Some(asked))
+        .map(|(_, i)| i)
+        .ok_or_else(|| {
+            s3hpc_client::not_carried("libs3", "permissions other than a canned ACL but private")
+        })
 }
 
 /// A GET body the library already pushed into memory.

@@ -7,6 +7,7 @@
 //! connections: the shape of a benchmark rank. Bodies stream in both
 //! directions.
 
+mod acl;
 mod chunked;
 mod request;
 mod response;
@@ -143,7 +144,7 @@ fn content_range(v: &str) -> Option<(u64, u64, u64)> {
     Some((first, last.checked_sub(first)? + 1, size.parse().ok()?))
 }
 
-fn with_put_options<'a>(mut call: Call<'a>, opts: &'a PutOptions) -> Call<'a> {
+fn with_put_options<'a>(mut call: Call<'a>, opts: &'a PutOptions) -> Result<Call<'a>> {
     if let Some(ct) = &opts.content_type {
         call = call.header("content-type", ct.clone());
     }
@@ -165,7 +166,12 @@ fn with_put_options<'a>(mut call: Call<'a>, opts: &'a PutOptions) -> Call<'a> {
     if !opts.tags.is_empty() {
         call = call.header("x-amz-tagging", tagging_header(&opts.tags));
     }
-    call
+    if let Some(a) = &opts.access {
+        for (k, v) in acl::headers(a)? {
+            call = call.header(k, v);
+        }
+    }
+    Ok(call)
 }
 
 /// `x-amz-tagging`: the tags as a URL query string.
@@ -306,7 +312,7 @@ impl S3Client for HttpClient {
         body: PutBody<'_>,
         opts: &PutOptions,
     ) -> Result<String> {
-        let call = with_put_options(self.call(Method::PUT, bucket, Some(key)), opts);
+        let call = with_put_options(self.call(Method::PUT, bucket, Some(key)), opts)?;
         let resp = with_condition(call, &opts.condition).send_body(body_of(body))?;
         response::etag(&resp)
     }
@@ -413,7 +419,7 @@ impl S3Client for HttpClient {
             .call(Method::PUT, dst_bucket, Some(dst_key))
             .header("x-amz-copy-source", source);
         if let Some(o) = opts {
-            call = with_put_options(call.header("x-amz-metadata-directive", "REPLACE"), o);
+            call = with_put_options(call.header("x-amz-metadata-directive", "REPLACE"), o)?;
             if !o.tags.is_empty() {
                 call = call.header("x-amz-tagging-directive", "REPLACE");
             }
@@ -469,7 +475,7 @@ impl S3Client for HttpClient {
         key: &str,
         opts: &PutOptions,
     ) -> Result<String> {
-        let doc = with_put_options(self.call(Method::POST, bucket, Some(key)), opts)
+        let doc = with_put_options(self.call(Method::POST, bucket, Some(key)), opts)?
             .query("uploads", "")
             .send_for_xml(Body::Empty)?;
         let what = format_args!("create upload of {bucket}/{key}");

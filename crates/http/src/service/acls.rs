@@ -32,47 +32,32 @@ macro_rules! asked {
 pub(super) use asked;
 
 /// The permissions a new bucket or object (`key`) created by this request
-/// gets from its ACL fields, worked out before it is created, so that a
-/// refusal leaves nothing behind; None when the request names none.
+/// gets from its ACL fields, worked out (and refused, if they must be)
+/// before anything is written; None when the request names none.
 pub(super) fn for_new(
     engine: &Engine,
     asked: &acl::Asked<'_>,
-    bucket: &str,
     key: Option<&str>,
 ) -> S3Result<Option<PermissionChange>> {
-    if asked.is_empty() {
-        return Ok(None);
-    }
-    let bucket_owner = match (key, asked.canned) {
-        (Some(_), Some(c)) if c.starts_with("bucket-owner-") => {
-            Some(run(|| engine.store.bucket_owner(bucket))?)
-        }
-        _ => None,
-    };
     let target = acl::Target {
         bucket: key.is_none(),
         owner: owners::uid(engine.store.identity()),
-        bucket_owner,
     };
     acl::change(asked, &target, &engine.owners)
 }
 
-/// Applies what [`for_new`] worked out to what was just created. Where
-/// the file system refuses it (no ACLs), the new bucket or object goes
-/// again, so that a failed request leaves nothing with other permissions
-/// than it asked for (an object it replaced stays replaced).
-pub(super) fn apply(
+/// Applies what [`for_new`] worked out to a bucket just created. Where the
+/// file system refuses it (no ACLs), the new bucket goes again, so that a
+/// failed request leaves nothing behind. (Objects get theirs before they
+/// are published: `PutOptions::access`.)
+pub(super) fn apply_to_new_bucket(
     engine: &Engine,
     change: Option<&PermissionChange>,
     bucket: &str,
-    key: Option<&str>,
 ) -> S3Result<()> {
     let Some(c) = change else { return Ok(()) };
-    run(|| engine.store.set_permissions(bucket, key, c)).inspect_err(|_| {
-        let _ = match key {
-            Some(k) => engine.store.delete_object(bucket, k),
-            None => engine.store.delete_bucket(bucket),
-        };
+    run(|| engine.store.set_permissions(bucket, None, c)).inspect_err(|_| {
+        let _ = engine.store.delete_bucket(bucket);
     })
 }
 
@@ -84,16 +69,9 @@ fn put_acl(
     key: Option<&str>,
 ) -> S3Result<()> {
     let now = run(|| engine.store.permissions(bucket, key))?;
-    let bucket_owner = match key {
-        Some(_) if asked.canned.is_some_and(|c| c.starts_with("bucket-owner-")) => {
-            Some(run(|| engine.store.bucket_owner(bucket))?)
-        }
-        _ => None,
-    };
     let target = acl::Target {
         bucket: key.is_none(),
         owner: now.uid,
-        bucket_owner,
     };
     let change = acl::change(asked, &target, &engine.owners)?.ok_or_else(|| {
         s3_error!(

@@ -73,7 +73,7 @@ pub(super) async fn create_bucket(
     super::unsupported::refuse_object_lock(i)?;
     let asked = asked!(i, i.acl.as_ref().map(|a| a.as_str()), None);
     let bucket = &i.bucket;
-    let change = acls::for_new(engine, &asked, bucket, None)?;
+    let change = acls::for_new(engine, &asked, None)?;
     match run(|| engine.store.create_bucket(bucket)) {
         // Already as asked: nothing to apply.
         Err(e) if e.code() == &S3ErrorCode::BucketAlreadyOwnedByYou => {
@@ -81,7 +81,7 @@ pub(super) async fn create_bucket(
         }
         r => {
             r?;
-            acls::apply(engine, change.as_ref(), bucket, None)?;
+            acls::apply_to_new_bucket(engine, change.as_ref(), bucket)?;
         }
     }
     Ok(S3Response::new(CreateBucketOutput {
@@ -131,6 +131,7 @@ fn new_bucket() -> Option<PermissionChange> {
         group: ((mode >> 3) & 7) as u8,
         other: (mode & 7) as u8,
         named: Vec::new(),
+        bucket_owner: 0,
     })
 }
 

@@ -49,7 +49,7 @@ pub(super) async fn copy_object(
     let cond = convert::write_condition_headers(&req.headers)?;
     let i = req.input;
     let asked = asked!(object i, i.acl.as_ref().map(|a| a.as_str()), None);
-    let access = acls::for_new(engine, &asked, &i.bucket, Some(&i.key))?;
+    let access = acls::for_new(engine, &asked, Some(&i.key))?;
     let (src_bucket, src_key) = copy_source(i.copy_source)?;
     let replace = i
         .metadata_directive
@@ -97,16 +97,14 @@ pub(super) async fn copy_object(
                 })
             }
         };
-        engine.store.copy_object_if(
-            &src_bucket,
-            &src_key,
-            &i.bucket,
-            &i.key,
+        engine.store.copy_object_with(
+            (&src_bucket, &src_key),
+            (&i.bucket, &i.key),
             opts.as_ref(),
             &cond,
+            access.as_ref(),
         )
     })?;
-    acls::apply(engine, access.as_ref(), &i.bucket, Some(&i.key))?;
     let mut resp = S3Response::new(CopyObjectOutput {
         copy_object_result: Some(CopyObjectResult {
             e_tag: Some(convert::etag(&info.etag)),

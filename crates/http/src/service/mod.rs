@@ -11,6 +11,7 @@ mod buckets;
 mod configurations;
 mod copy;
 mod cors;
+mod expected_owner;
 mod listing;
 mod multipart;
 mod objects;
@@ -240,6 +241,7 @@ macro_rules! route {
                 async fn $op(&self, req: S3Request<$input>) -> S3Result<S3Response<$output>> {
                     let engine = self.engine(req.credentials.as_ref())?;
                     crate::observe::note_identity(&req.extensions, engine.store.identity());
+                    expected_owner::check(&engine, &req.input)?;
                     $module::$op(&engine, req).await
                 }
             )*

@@ -1,10 +1,10 @@
 //! Multipart uploads: create, upload a part, complete, abort, list parts and uploads.
 
-use super::acls::asked;
+use super::acls::{self, asked};
 use super::{content_md5, run, run_long, with_body, Engine};
 use crate::checksums::{body_checks, get_checksum, set_checksum};
 use crate::convert::{self, s3_error};
-use crate::{acl, owners};
+use crate::owners;
 use s3hpc_store::{ChecksumRequest, PutOptions};
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
@@ -21,8 +21,10 @@ pub(super) async fn create_multipart_upload(
     req: S3Request<CreateMultipartUploadInput>,
 ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
     let i = req.input;
-    acl::check_multipart(&asked!(object i, i.acl.as_ref().map(|a| a.as_str()), None))?;
+    let asked = asked!(object i, i.acl.as_ref().map(|a| a.as_str()), None);
+    let access = acls::for_new(engine, &asked, Some(&i.key))?;
     let mut opts = convert::put_options(i.content_type, i.metadata);
+    opts.access = access;
     opts.headers = convert::object_headers!(i);
     if let Some(a) = &i.checksum_algorithm {
         let algorithm: s3hpc_store::ChecksumAlgorithm = a.as_str().parse().map_err(s3_error)?;

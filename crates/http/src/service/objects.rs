@@ -21,8 +21,9 @@ pub(super) async fn put_object(
         run(|| engine.store.may_create(&i.bucket, &i.key))?;
     }
     let asked = asked!(object i, i.acl.as_ref().map(|a| a.as_str()), None);
-    let access = acls::for_new(engine, &asked, &i.bucket, Some(&i.key))?;
+    let access = acls::for_new(engine, &asked, Some(&i.key))?;
     let mut opts = convert::put_options(i.content_type, i.metadata);
+    opts.access = access;
     opts.headers = convert::object_headers!(i);
     opts.content_md5 = content_md5(i.content_md5.as_deref())?;
     opts.checksum = checksum.clone();
@@ -34,7 +35,6 @@ pub(super) async fn put_object(
         store.put_object(&bucket, &key, body, &opts)
     })
     .await?;
-    acls::apply(engine, access.as_ref(), &i.bucket, Some(&i.key))?;
     let mut out = PutObjectOutput {
         e_tag: Some(convert::etag(&etag)),
         ..Default::default()

@@ -31,20 +31,21 @@ pub struct Users {
 }
 
 impl Users {
-    pub fn make() -> Option<Users> {
+    /// `tag` tells apart the users of tests running at once.
+    pub fn make(tag: &str) -> Option<Users> {
         if rustix::process::geteuid().as_raw() != 0 || !sh(&["useradd", "--help"]) {
             eprintln!("skipped: making Linux users for the test needs root and useradd");
             return None;
         }
         let p = std::process::id() % 100_000;
-        let group = format!("s3ag{p}");
+        let group = format!("s3ag{tag}{p}");
         assert!(sh(&["groupadd", &group]));
         let mut users = Users {
             names: Vec::new(),
             group: group.clone(),
         };
         for (i, u) in ["a", "b", "c"].iter().enumerate() {
-            let n = format!("s3acl{u}{p}");
+            let n = format!("s3a{tag}{u}{p}");
             let mut cmd = vec!["useradd", "-M", "-U", "-s", "/usr/sbin/nologin"];
             if i < 2 {
                 cmd.extend(["-G", &group]);
@@ -68,7 +69,7 @@ impl Drop for Users {
 }
 
 /// The sub-resources SigV2 signs with the path.
-const SUB_RESOURCES: [&str; 4] = ["acl", "uploads", "policy", "cors"];
+const SUB_RESOURCES: [&str; 6] = ["acl", "uploads", "policy", "cors", "uploadId", "partNumber"];
 
 /// A key's SigV2-signed requests (what s3s checks as any SigV2 client's).
 pub struct Key<'a> {
@@ -85,9 +86,21 @@ impl Key<'_> {
         amz: &[(&str, &str)],
         body: &[u8],
     ) -> (u16, String) {
+        let (status, _, body) = self.send_full(method, path, amz, body);
+        (status, body)
+    }
+
+    /// As [`Key::send`], with the answer's header block.
+    pub fn send_full(
+        &self,
+        method: &str,
+        path: &str,
+        amz: &[(&str, &str)],
+        body: &[u8],
+    ) -> (u16, String, String) {
         let head = self.head(method, path, amz);
-        let (status, _, body) = request(self.addr, &head, body);
-        (status, String::from_utf8_lossy(&body).into_owned())
+        let (status, headers, body) = request(self.addr, &head, body);
+        (status, headers, String::from_utf8_lossy(&body).into_owned())
     }
 
     /// The first answer to a PUT of 3 bytes with `Expect: 100-continue`,
@@ -114,9 +127,14 @@ impl Key<'_> {
         let mut amz = amz.to_vec();
         amz.sort();
         let amz_lines: String = amz.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
-        // The canonical resource keeps only sub-resources such as ?acl.
+        // The canonical resource keeps only sub-resources (?acl, the
+        // multipart ones), which the tests write sorted.
+        let sub = |q: &str| {
+            q.split('&')
+                .all(|p| SUB_RESOURCES.contains(&p.split('=').next().unwrap_or("")))
+        };
         let resource = match path.split_once('?') {
-            Some((p, q)) if SUB_RESOURCES.contains(&q) => format!("{p}?{q}"),
+            Some((p, q)) if sub(q) => format!("{p}?{q}"),
             Some((p, _)) => p.to_string(),
             None => path.to_string(),
         };
@@ -139,18 +157,20 @@ impl Key<'_> {
 /// Users a, b, c (keys ka, kb, kc) and a server acting as them over a
 /// data root with mode 1777 (anyone makes buckets, each keeps its own).
 pub struct World {
-    pub users: Users,
-    pub ids: Vec<Identity>,
-    pub root: PathBuf,
+    // Dropped in this order: the server stops before its users go.
+    pub server: ServerHandle,
     pub store: Arc<Store>,
     pub auth: AuthConfig,
-    pub server: ServerHandle,
+    pub ids: Vec<Identity>,
+    pub root: PathBuf,
+    pub users: Users,
     _dir: tempfile::TempDir,
 }
 
 impl World {
-    pub fn make() -> Option<World> {
-        let users = Users::make()?;
+    /// `tag`: as for [`Users::make`].
+    pub fn make(tag: &str) -> Option<World> {
+        let users = Users::make(tag)?;
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let root = dir.path().join("root");
