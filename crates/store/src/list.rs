@@ -77,6 +77,7 @@ type Flow = std::ops::ControlFlow<()>;
 
 impl Store {
     pub fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+        let _running = self.listings.enter();
         self.head_bucket(bucket)?;
         let delimiter = req.delimiter.as_deref().filter(|d| !d.is_empty());
         let resume = match (&req.continuation_token, &req.start_after) {
