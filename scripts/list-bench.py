@@ -113,6 +113,10 @@ def list_raw(port, prefix, page_times):
         if r.status != 200:
             raise RuntimeError(f"HTTP {r.status}: {body[:300]!r}")
         keys += body.count(b"<Key>")
+        if len(page_times) % 100 == 0:
+            # Progress, so that a run cut short still says something.
+            print(f"  {len(page_times)} pages, {keys} keys, median page "
+                  f"{statistics.median(page_times) * 1000:.1f} ms", file=sys.stderr, flush=True)
         m = re.search(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>", body)
         if not m:
             return keys
