@@ -324,7 +324,7 @@ class Tests:
         # (its window is trusted once the directory's last change is 1-2 s
         # old, where the file system's stamps are) shows in B's next one.
         unseen = 0
-        for i in range(self.n(6, 2)):
+        for i in range(self.n(6, 1)):
             time.sleep(2.1)
             b.call(f"list {BUCKET} ls/")
             b.call(f"list {BUCKET} ls/")
