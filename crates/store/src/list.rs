@@ -449,8 +449,8 @@ impl Walk<'_> {
     /// The listing entries of the files from `start` in window `w` that
     /// this page will return as objects, by entry index, looked up by up
     /// to `LOOKUP_THREADS` threads at once (fewer, or none, where other
-    /// listings hold the process's threads: the walk then stats them). Stops at the first directory
-    /// (the keys below it may fill the page).
+    /// listings hold the process's threads: the walk then stats them).
+    /// Stops at the first directory (the keys below it may fill the page).
     fn look_up_ahead(
         &self,
         fd: BorrowedFd<'_>,
