@@ -11,13 +11,17 @@ then times `find` and `ls -f` on the same directory, the three in turn
 --reps times. Prints one row per N (medians; list/find the median of the
 repetitions' ratios):
 
-  N, pages, total, median page, p90 page, find, ls -f, list/find, start-up
+  N, pages, total, median page, p90 page, find, ls -f, list/find,
+  first answer, first page
 
 The listing client is a raw HTTP client with a regex for the keys
 (`--client raw`, the server's cost and little of the client's), or boto3's
 paginator (`--client boto3`, what a user sees; parsing a page costs it
-about 20 ms of Python). Start-up is the time from spawning the server to
-the first answer to a ListObjectsV2 of one key. A temporary of a killed
+about 20 ms of Python). The first answer is the time from spawning the server to its answer to
+HEAD bucket (start-up: no walk of the tree before it listens); the first
+page, to its answer to a ListObjectsV2 of one key of the big directory
+right after, which needs one read of the whole directory (`ls -f` is timed
+right after it, for the floor). A temporary of a killed
 writer (a dead pid of this host) is planted in the directory first; the
 script checks the server's background sweep removes it.
 
@@ -109,6 +113,10 @@ def list_raw(port, prefix, page_times):
         if r.status != 200:
             raise RuntimeError(f"HTTP {r.status}: {body[:300]!r}")
         keys += body.count(b"<Key>")
+        if len(page_times) % 100 == 0:
+            # Progress, so that a run cut short still says something.
+            print(f"  {len(page_times)} pages, {keys} keys, median page "
+                  f"{statistics.median(page_times) * 1000:.1f} ms", file=sys.stderr, flush=True)
         m = re.search(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>", body)
         if not m:
             return keys
@@ -133,19 +141,30 @@ def list_boto3(port, prefix, page_times):
     return keys
 
 
-def first_answer(port, proc, deadline=600):
-    """Seconds until the server answers a one-key listing."""
+def first_answer(port, proc, prefix, deadline=600):
+    """Seconds from spawning the server until it answers HEAD bucket (it
+    is up: no walk of the tree before it listens), and then until it
+    answers a one-key listing of the big directory (that needs one read of
+    the whole directory, whatever the server: S3's first key is the
+    smallest name, and readdir returns names in no order)."""
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < deadline:
         if proc.poll() is not None:
             raise RuntimeError("server exited")
         try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", f"/{BUCKET}?list-type=2&max-keys=1")
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+            c.request("HEAD", f"/{BUCKET}")
             r = c.getresponse()
-            if r.status == 200:
-                return time.perf_counter() - t0
-            raise RuntimeError(f"HTTP {r.status}: {r.read()[:300]!r}")
+            r.read()
+            if r.status != 200:
+                raise RuntimeError(f"HEAD bucket: HTTP {r.status}")
+            up = time.perf_counter() - t0
+            c.request("GET", f"/{BUCKET}?list-type=2&max-keys=1&prefix={prefix}")
+            r = c.getresponse()
+            body = r.read()
+            if r.status != 200:
+                raise RuntimeError(f"HTTP {r.status}: {body[:300]!r}")
+            return up, time.perf_counter() - t0
         except OSError:
             pass
         time.sleep(0.005)
@@ -156,7 +175,11 @@ def timed(argv, reps):
     times = []
     for _ in range(reps):
         t = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+        # Status 1: a file went while it ran (the planted temporary, which
+        # the server's sweep removes meanwhile); the walk went on.
+        r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if r.returncode not in (0, 1):
+            raise RuntimeError(f"{argv}: exit {r.returncode}: {r.stderr[:300]!r}")
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -189,8 +212,10 @@ def main():
         argv = [os.path.abspath(a.bin), "serve", "--data", a.root, "--http", f"127.0.0.1:{port}", "--anonymous"]
         proc = subprocess.Popen(argv, stdout=log, stderr=log)
         try:
-            start = first_answer(port, proc)
-            print(f"N={n}: first answer {start:.3f} s", file=sys.stderr, flush=True)
+            start, first_page = first_answer(port, proc, f"d{n}/")
+            first_ls = timed(["ls", "-f", d], 1)
+            print(f"N={n}: first answer {start:.3f} s, first page {first_page:.3f} s "
+                  f"(ls -f right after: {first_ls:.2f} s)", file=sys.stderr, flush=True)
             # Listing, find and ls in turn, --reps times: the machine's
             # load changes less between neighbours.
             pages, totals, finds, lss = [], [], [], []
@@ -222,19 +247,19 @@ def main():
         p90 = pages_sorted[int(0.9 * (len(pages_sorted) - 1))]
         ratios = sorted(t / f for t, f in zip(totals, finds))
         rows.append((n, len(pages) // a.reps, total, statistics.median(pages), p90, find, ls,
-                     statistics.median(ratios), start, swept, sweep_line[-1] if sweep_line else "?",
+                     statistics.median(ratios), start, first_page, swept, sweep_line[-1] if sweep_line else "?",
                      ratios))
         if not a.keep:
             subprocess.run(["rm", "-rf", d], check=True)
     print(f"client {a.client}, {a.bin}")
     print("| N | pages | total s | median page ms | p90 page ms | find s | ls -f s | list/find "
-          "| first answer s | dead temporary swept |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for (n, pages, total, med, p90, find, ls, ratio, start, swept, line, _) in rows:
+          "| first answer s | first page s | dead temporary swept |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (n, pages, total, med, p90, find, ls, ratio, start, first_page, swept, line, _) in rows:
         print(f"| {n} | {pages} | {total:.2f} | {med * 1000:.1f} | {p90 * 1000:.1f} | {find:.2f} "
-              f"| {ls:.2f} | {ratio:.2f} | {start:.3f} | {'yes' if swept else 'NO'} |")
+              f"| {ls:.2f} | {ratio:.2f} | {start:.3f} | {first_page:.3f} | {'yes' if swept else 'NO'} |")
     for r in rows:
-        print(f"N={r[0]}: list/find per repetition {' '.join(f'{x:.2f}' for x in r[11])}; {r[10]}")
+        print(f"N={r[0]}: list/find per repetition {' '.join(f'{x:.2f}' for x in r[12])}; {r[11]}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 //! (see `window`).
 
 mod attrs;
+mod threads;
 mod window;
 
 pub(crate) use window::ListingCache;
@@ -31,7 +32,7 @@ use window::{read_window, Bound, DirStamp, Kind, StatAhead, Window};
 
 const MAX_KEYS: usize = 1000;
 /// Threads looking up a page's files at once on a shared file system,
-/// where each stat waits for a server.
+/// where each stat waits for a server (as `threads` leaves free).
 const LOOKUP_THREADS: usize = 16;
 
 /// Where a listing resumes.
@@ -76,6 +77,7 @@ type Flow = std::ops::ControlFlow<()>;
 
 impl Store {
     pub fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+        let _running = self.listings.enter();
         self.head_bucket(bucket)?;
         let delimiter = req.delimiter.as_deref().filter(|d| !d.is_empty());
         let resume = match (&req.continuation_token, &req.start_after) {
@@ -446,8 +448,9 @@ impl Walk<'_> {
 
     /// The listing entries of the files from `start` in window `w` that
     /// this page will return as objects, by entry index, looked up by up
-    /// to `LOOKUP_THREADS` threads at once. Stops at the first directory
-    /// (the keys below it may fill the page).
+    /// to `LOOKUP_THREADS` threads at once (fewer, or none, where other
+    /// listings hold the process's threads: the walk then stats them).
+    /// Stops at the first directory (the keys below it may fill the page).
     fn look_up_ahead(
         &self,
         fd: BorrowedFd<'_>,
@@ -488,7 +491,11 @@ impl Walk<'_> {
         if wanted.len() < 2 {
             return HashMap::new();
         }
-        let per_thread = wanted.len().div_ceil(LOOKUP_THREADS);
+        let lease = threads::Lease::take(LOOKUP_THREADS.min(wanted.len()));
+        if lease.threads() == 0 {
+            return HashMap::new();
+        }
+        let per_thread = wanted.len().div_ceil(lease.threads());
         std::thread::scope(|scope| {
             let parts: Vec<_> = wanted
                 .chunks(per_thread)

@@ -87,8 +87,11 @@ pub struct FsProfile {
     /// and GPFS (a forced stat asks the server, which orders it after
     /// every change), and MooseFS (its client answers a getattr from the
     /// master, or from a directory open at that moment on this mount).
-    /// Not GlusterFS, whose client caches attributes for a second whatever
-    /// the kernel asks, nor any type not known.
+    /// GlusterFS only where its client graph has no metadata cache
+    /// (`md-cache`, the volume's `performance.stat-prefetch`), which
+    /// answers a stat from what it kept for a second whatever the kernel
+    /// asks; without it the distribute layer asks every brick. Not any
+    /// type not known.
     pub coherent_dir_stamps: bool,
 }
 
@@ -220,34 +223,79 @@ fn rename_gap(fs_type: i64, mount_type: Option<&str>) -> bool {
 /// Whether FUSE mount type `t` (as [`mount_type`] names it) is MooseFS's
 /// client (`fuse.mfs`, `fuse.mfsmount`, `fuse.moosefs`).
 /// See `FsProfile::coherent_dir_stamps`.
-fn coherent_dir_stamps(fs_name: &str, mount_type: Option<&str>) -> bool {
+fn coherent_dir_stamps(fs_name: &str, mount: Option<&Mount>) -> bool {
     match fs_name {
         "ceph" | "nfs" | "lustre" | "gpfs" => true,
-        "fuse" => mount_type.is_some_and(|t| is_moosefs(t) || t.starts_with("fuse.ceph")),
+        "fuse" => mount.is_some_and(|m| {
+            is_moosefs(&m.fstype)
+                || m.fstype.starts_with("fuse.ceph")
+                || m.fstype == "fuse.glusterfs"
+                    && glusterfs_translators(&m.point)
+                        .is_some_and(|t| !t.iter().any(|x| x == "md-cache"))
+        }),
         _ => false,
     }
+}
+
+/// The translators of the GlusterFS client graph mounted at `mnt`, by
+/// kind (`md-cache`, `write-behind`, ...), as its meta translator shows
+/// them (`.meta/graphs/active/VOLUME-KIND`); None if it cannot be read.
+fn glusterfs_translators(mnt: &str) -> Option<Vec<String>> {
+    let graph = Path::new(mnt).join(".meta/graphs/active");
+    let names: Vec<String> = std::fs::read_dir(graph)
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    Some(
+        GLUSTERFS_CACHES
+            .iter()
+            .filter(|x| names.iter().any(|n| n.ends_with(&format!("-{x}"))))
+            .map(|x| x.to_string())
+            .collect(),
+    )
+}
+
+/// GlusterFS's caching translators (each one a volume option
+/// `performance.NAME`, `stat-prefetch` for `md-cache`).
+const GLUSTERFS_CACHES: [&str; 8] = [
+    "quick-read",
+    "io-cache",
+    "open-behind",
+    "write-behind",
+    "read-ahead",
+    "readdir-ahead",
+    "md-cache",
+    "nl-cache",
+];
+
+/// Where a directory's file system is mounted, and as what.
+struct Mount {
+    /// The type in mountinfo (see [`mount_of_dir`]).
+    fstype: String,
+    point: String,
 }
 
 fn is_moosefs(t: &str) -> bool {
     t.starts_with("fuse.mfs") || t.starts_with("fuse.moosefs")
 }
 
-/// The type mountinfo gives the mount holding directory `dir` (matched by
-/// its device number, so no path is needed). A FUSE mount without a
-/// subtype is named by its source: mfsmount mounts as type `fuse` with
-/// source `mfs#MASTER:PORT` (mountinfo escapes the `#` as `\043`), which
-/// is returned as `fuse.mfs`.
-fn mount_type(dir: BorrowedFd<'_>) -> Option<String> {
+/// The mount holding directory `dir` (matched by its device number, so no
+/// path is needed). Its type: a FUSE mount without a subtype is named by
+/// its source: mfsmount mounts as type `fuse` with source
+/// `mfs#MASTER:PORT` (mountinfo escapes the `#` as `\043`), which is
+/// returned as `fuse.mfs`.
+fn mount_of_dir(dir: BorrowedFd<'_>) -> Option<Mount> {
     let st = rustix::fs::fstat(dir).ok()?;
     #[allow(clippy::unnecessary_cast)] // st_dev's type differs between architectures
     let dev = st.st_dev as u64;
     let want = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
     let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    info.lines().find_map(|line| mountinfo_type(line, &want))
+    info.lines().find_map(|line| mountinfo_mount(line, &want))
 }
 
-/// The type of mountinfo line `line` if it is device `dev` (`MAJOR:MINOR`).
-fn mountinfo_type(line: &str, dev: &str) -> Option<String> {
+/// The mount of mountinfo line `line` if it is device `dev` (`MAJOR:MINOR`).
+fn mountinfo_mount(line: &str, dev: &str) -> Option<Mount> {
     let f: Vec<&str> = line.split(' ').collect();
     let sep = f.iter().position(|x| *x == "-")?;
     if f.get(2) != Some(&dev) {
@@ -255,10 +303,14 @@ fn mountinfo_type(line: &str, dev: &str) -> Option<String> {
     }
     let (fstype, source) = (*f.get(sep + 1)?, f.get(sep + 2).copied().unwrap_or(""));
     let mfs = source.starts_with("mfs\\043") || source.starts_with("mfs#");
-    Some(if matches!(fstype, "fuse" | "fuseblk") && mfs {
+    let fstype = if matches!(fstype, "fuse" | "fuseblk") && mfs {
         "fuse.mfs".to_string()
     } else {
         fstype.to_string()
+    };
+    Some(Mount {
+        fstype,
+        point: f.get(4)?.replace("\\040", " "),
     })
 }
 
@@ -320,11 +372,11 @@ impl FsProfile {
             ..FsProfile::default()
         };
         if shared {
-            let mount = mount_type(dir);
-            p.rename_gap = rename_gap(fs_type, mount.as_deref());
-            p.stat_with_readdir =
-                fs_type == FUSE_SUPER_MAGIC && mount.as_deref().is_some_and(is_moosefs);
-            p.coherent_dir_stamps = coherent_dir_stamps(&p.fs_name, mount.as_deref());
+            let mount = mount_of_dir(dir);
+            let mount_type = mount.as_ref().map(|m| m.fstype.as_str());
+            p.rename_gap = rename_gap(fs_type, mount_type);
+            p.stat_with_readdir = fs_type == FUSE_SUPER_MAGIC && mount_type.is_some_and(is_moosefs);
+            p.coherent_dir_stamps = coherent_dir_stamps(&p.fs_name, mount.as_ref());
         } else {
             p.coherent_dir_stamps = true;
         }
@@ -496,33 +548,14 @@ pub fn warnings(path: &Path, profile: &FsProfile) -> Vec<String> {
     };
     let cmdline = fuse_daemon_cmdline(&mnt);
     if fstype == "fuse.glusterfs" {
-        let graph = Path::new(&mnt).join(".meta/graphs/active");
-        if let Ok(rd) = std::fs::read_dir(&graph) {
-            let names: Vec<String> = rd
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
-            let on: Vec<&str> = [
-                "quick-read",
-                "io-cache",
-                "open-behind",
-                "write-behind",
-                "read-ahead",
-                "readdir-ahead",
-                "md-cache",
-                "nl-cache",
-            ]
-            .into_iter()
-            .filter(|x| names.iter().any(|n| n.ends_with(&format!("-{x}"))))
-            .collect();
-            if !on.is_empty() {
-                out.push(format!(
-                    "GlusterFS caching translators are on ({}): reads on one node can be stale \
-                     after a write on another (99 in 100 in issue 16). Turn them off: gluster \
-                     volume set VOL performance.<name> off (stat-prefetch for md-cache)",
-                    on.join(", ")
-                ));
-            }
+        if let Some(on) = glusterfs_translators(&mnt).filter(|t| !t.is_empty()) {
+            out.push(format!(
+                "GlusterFS caching translators are on ({}): reads on one node can be stale \
+                 after a write on another (99 in 100 in issue 16), and listings read the \
+                 whole directory for every page (md-cache). Turn them off: gluster \
+                 volume set VOL performance.<name> off (stat-prefetch for md-cache)",
+                on.join(", ")
+            ));
         }
         if let Some(c) = &cmdline {
             for opt in ["attribute-timeout", "entry-timeout", "negative-timeout"] {
@@ -636,25 +669,56 @@ mod tests {
     #[test]
     fn names_fuse_mounts_by_subtype_or_source() {
         // As mountinfo showed them on the cluster's nodes.
+        let ty = |line, dev| mountinfo_mount(line, dev).map(|m| m.fstype);
         let mfs = "67 44 0:39 / /mnt/x rw,relatime - fuse mfs\\043192.0.2.2:9421 rw,user_id=0";
-        assert_eq!(mountinfo_type(mfs, "0:39").as_deref(), Some("fuse.mfs"));
-        assert_eq!(mountinfo_type(mfs, "0:40"), None);
-        let gl = "70 44 0:41 / /mnt/x rw - fuse.glusterfs 192.0.2.2:/v rw,user_id=0";
+        assert_eq!(ty(mfs, "0:39").as_deref(), Some("fuse.mfs"));
+        assert_eq!(ty(mfs, "0:40"), None);
+        let gl = "70 44 0:41 / /mnt/a\\040b rw - fuse.glusterfs 192.0.2.2:/v rw,user_id=0";
+        let m = mountinfo_mount(gl, "0:41").unwrap();
         assert_eq!(
-            mountinfo_type(gl, "0:41").as_deref(),
-            Some("fuse.glusterfs")
+            (m.fstype.as_str(), m.point.as_str()),
+            ("fuse.glusterfs", "/mnt/a b")
         );
         let ceph = "71 44 0:42 / /mnt/x rw - fuse.ceph-fuse ceph-fuse rw,user_id=0";
-        let t = mountinfo_type(ceph, "0:42").unwrap();
+        let t = ty(ceph, "0:42").unwrap();
         assert!(!rename_gap(FUSE_SUPER_MAGIC, Some(&t)), "{t}");
         assert!(!rename_gap(FUSE_SUPER_MAGIC, Some("fuse.mfs")));
         assert!(rename_gap(FUSE_SUPER_MAGIC, Some("fuse.glusterfs")));
     }
 
     #[test]
+    fn glusterfs_stamps_are_trusted_only_without_its_metadata_cache() {
+        // A mount point whose meta translator shows the client graph.
+        let mnt = tempfile::tempdir().unwrap();
+        let graph = mnt.path().join(".meta/graphs/active");
+        let mount = Mount {
+            fstype: "fuse.glusterfs".into(),
+            point: mnt.path().to_str().unwrap().into(),
+        };
+        // No graph to read: not trusted.
+        assert!(!coherent_dir_stamps("fuse", Some(&mount)));
+        for x in ["gv0", "gv0-dht", "gv0-client-0", "gv0-io-threads"] {
+            std::fs::create_dir_all(graph.join(x)).unwrap();
+        }
+        assert!(coherent_dir_stamps("fuse", Some(&mount)));
+        std::fs::create_dir(graph.join("gv0-md-cache")).unwrap();
+        assert!(!coherent_dir_stamps("fuse", Some(&mount)));
+        assert_eq!(
+            glusterfs_translators(&mount.point).unwrap(),
+            vec!["md-cache".to_string()]
+        );
+        let mfs = Mount {
+            fstype: "fuse.mfs".into(),
+            point: "/nonexistent".into(),
+        };
+        assert!(coherent_dir_stamps("fuse", Some(&mfs)));
+        assert!(!coherent_dir_stamps("fuse", None));
+    }
+
+    #[test]
     fn finds_the_mount_type_by_device() {
         let (_dir, fd) = temp_dir();
-        let t = mount_type(fd.as_fd()).expect("in mountinfo");
+        let t = mount_of_dir(fd.as_fd()).expect("in mountinfo").fstype;
         let (name, _) = fs_kind(fstatfs(&fd).unwrap().f_type as i64);
         assert!(
             t.starts_with(&name) || name.starts_with("0x"),

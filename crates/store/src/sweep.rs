@@ -2,9 +2,13 @@
 //! of the data root. Servers run it in the background after they start
 //! listening, paced to a share of one thread's time, so no request waits
 //! for a walk of a tree of millions of files and the metadata servers keep
-//! most of their time for requests. Temporaries are hidden from every
-//! listing and never read as objects, so serving before the sweep has
-//! reached them shows nothing partial.
+//! most of their time for requests. While a listing is served, the share
+//! drops to a tenth: both read directories through the same client and
+//! metadata server, and the listing is what a user waits for (CephFS, 50k
+//! files: the first page took 4.1 s beside the sweep, 0.7 s with it
+//! yielding). Temporaries are hidden from every listing and never read as
+//! objects, so serving before the sweep has reached them shows nothing
+//! partial.
 
 use crate::fscalls::{read_dir, statat, unlinkat};
 use crate::meta;
@@ -33,11 +37,26 @@ impl SweepPace<'_> {
 
 /// Entries between two checks of the pace.
 const PACE_EVERY: u32 = 256;
+/// The part of its share a paced sweep takes while listings are served.
+const BUSY_PART: f64 = 0.1;
+
+impl SweepPace<'_> {
+    /// The share of time the sweep may work now.
+    fn share_now(&self, listing: bool) -> f64 {
+        let share = self.share.clamp(0.01, 1.0);
+        if listing && share < 1.0 {
+            share * BUSY_PART
+        } else {
+            share
+        }
+    }
+}
 
 struct Sweep<'a> {
     cutoff: SystemTime,
     locks: bool,
     pace: &'a SweepPace<'a>,
+    listings: &'a crate::list::ListingCache,
     start: Instant,
     /// Time spent sleeping so far.
     slept: Duration,
@@ -67,6 +86,7 @@ impl Store {
                 .unwrap_or(UNIX_EPOCH),
             locks: self.profile.fcntl_locks,
             pace,
+            listings: &self.listings,
             start: Instant::now(),
             slept: Duration::ZERO,
             since_check: 0,
@@ -99,14 +119,22 @@ impl Sweep<'_> {
         if self.pace.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return false;
         }
-        if self.pace.share < 1.0 {
-            let busy = self.start.elapsed().saturating_sub(self.slept);
-            let due = busy.div_f64(self.pace.share.max(0.01));
-            let ahead = due.saturating_sub(self.start.elapsed());
-            // Short naps, so a stop is seen soon.
-            let nap = ahead.min(Duration::from_millis(100));
-            std::thread::sleep(nap);
-            self.slept += nap;
+        // Short naps until the work done fits the share, so a stop or the
+        // end of a listing is seen soon.
+        while self.pace.share < 1.0 {
+            let share = self.pace.share_now(self.listings.busy());
+            let worked = self.start.elapsed().saturating_sub(self.slept);
+            let ahead = worked.div_f64(share).saturating_sub(self.start.elapsed());
+            if ahead < Duration::from_millis(1) {
+                break;
+            }
+            // What was slept, not what was asked: an oversleep is no work.
+            let napped = Instant::now();
+            std::thread::sleep(ahead.min(Duration::from_millis(100)));
+            self.slept += napped.elapsed();
+            if self.pace.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return false;
+            }
         }
         true
     }
@@ -216,6 +244,25 @@ mod tests {
             .unwrap();
         assert_eq!(s.sweep_temporaries(Duration::ZERO).unwrap(), 0);
         assert!(own.exists());
+    }
+
+    #[test]
+    fn a_paced_sweep_yields_to_listings() {
+        let pace = SweepPace {
+            share: 0.25,
+            stop: None,
+        };
+        assert_eq!(pace.share_now(false), 0.25);
+        assert!((pace.share_now(true) - 0.025).abs() < 1e-9);
+        // Flat out stays flat out.
+        assert_eq!(SweepPace::FULL.share_now(true), 1.0);
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path(), StoreConfig::default()).unwrap();
+        assert!(!s.listings.busy());
+        let running = s.listings.enter();
+        assert!(s.listings.busy());
+        drop(running);
+        assert!(!s.listings.busy());
     }
 
     #[test]

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use super::threads::Lease;
 use super::window::{read_window_in, Entry, Kind, Read};
 
 /// Attributes older than this are not used: the window is read again.
@@ -42,7 +43,8 @@ const WAIT: Duration = Duration::from_secs(5);
 /// Files a statting thread claims at a time; readers are woken after each.
 const CHUNK: usize = 64;
 /// Threads taking a large window's stats, each with its own read of the
-/// directory (the client answers only the thread that read it)...
+/// directory (the client answers only the thread that read it), the
+/// helpers as `threads` leaves free...
 const STAT_THREADS: usize = 4;
 /// ...for windows of at least this many entries (each read costs the
 /// master one answer holding the whole directory).
@@ -169,12 +171,17 @@ impl Attrs {
     /// Starts a thread that reads directory `dirfd` once, so the client
     /// answers its stats, and then takes chunks of the window's stats.
     fn spawn_helper(attrs: &Arc<Self>, dirfd: &OwnedFd, entries: &Arc<Vec<Entry>>) {
+        let lease = Lease::take(1);
+        if lease.threads() == 0 {
+            return; // other listings hold the process's threads
+        }
         let Ok(fd) = dirfd.try_clone() else { return };
         let (weak, entries) = (Arc::downgrade(attrs), entries.clone());
         attrs.progress.lock().unwrap().running += 1;
         let started = std::thread::Builder::new()
             .name("s3hpc-list-attrs".into())
             .spawn(move || {
+                let _lease = lease;
                 // The first readdir of a handle brings the whole directory.
                 let dir = read_dir(&fd).ok().map(|mut dir| {
                     let _ = dir.next();

@@ -445,6 +445,17 @@ pub(crate) struct ListingCache {
     inner: Mutex<Inner>,
     /// Tests: windows of this many entries (0: sized as above).
     window_override: AtomicUsize,
+    /// Listings being served now (the background sweep yields to them).
+    running: AtomicUsize,
+}
+
+/// A listing being served, counted while it lives.
+pub(crate) struct Running<'a>(&'a AtomicUsize);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, AtomicOrdering::Relaxed);
+    }
 }
 
 impl ListingCache {
@@ -452,7 +463,19 @@ impl ListingCache {
         ListingCache {
             inner: Mutex::new(Inner::default()),
             window_override: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
         }
+    }
+
+    /// Counts a listing as served until the guard drops.
+    pub fn enter(&self) -> Running<'_> {
+        self.running.fetch_add(1, AtomicOrdering::Relaxed);
+        Running(&self.running)
+    }
+
+    /// Whether a listing is being served now.
+    pub fn busy(&self) -> bool {
+        self.running.load(AtomicOrdering::Relaxed) > 0
     }
 
     pub(super) fn override_window(&self, entries: usize) {
