@@ -208,6 +208,9 @@ fn acls_are_the_file_systems_permissions() {
     assert_eq!(c.put_expecting_continue("/pub/c-obj"), 403);
     assert_eq!(c.put_expecting_continue("/pub/new/dirs/c-obj"), 403);
     assert_eq!(a.put_expecting_continue("/pub/new/dirs/a-obj"), 100);
+    // An object in the way of a deeper key (`k` under `k/x`) is not a
+    // refusal before the body: the write decides.
+    assert_eq!(a.put_expecting_continue("/pub/k/x"), 100);
     let (s, _) = a.send(
         "PUT",
         "/pub/?acl",

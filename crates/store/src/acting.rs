@@ -135,7 +135,11 @@ impl Acting {
                     None => bucket.to_string(),
                 };
                 match rustix::fs::accessat(&s.root_fd, &path, wx, rustix::fs::AtFlags::EACCESS) {
-                    Err(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => {
+                    // Refused on a directory (an object's file in the way,
+                    // `foo/bar` under `foo/bar/x`, is the write's to judge).
+                    Err(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM)
+                        if is_dir(s, &path) =>
+                    {
                         return Err(s3err!(
                             AccessDenied,
                             "{path:?}: {} may not create {key:?} there (it needs write and \
@@ -323,4 +327,11 @@ forward! {
         change: Option<&PermissionChange>,
         record: Option<&[u8]>,
     ) -> Result<()>;
+}
+
+/// Whether `path` (under the data root) is a directory, not following a
+/// symlink.
+fn is_dir(s: &Store, path: &str) -> bool {
+    crate::fscalls::statat(&s.root_fd, path, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
 }
