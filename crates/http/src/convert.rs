@@ -18,6 +18,15 @@ pub fn s3_error(e: s3hpc_store::S3Error) -> s3s::S3Error {
     out
 }
 
+/// An error with a code s3s may have no variant for (NoSuchTagSet,
+/// AccessForbidden, ...), and the status S3 answers it with.
+pub fn coded(code: &str, status: hyper::StatusCode, message: impl Into<String>) -> s3s::S3Error {
+    let Ok(code) = code.parse::<S3ErrorCode>();
+    let mut e = s3s::S3Error::with_message(code, message.into());
+    e.set_status_code(status);
+    e
+}
+
 pub fn etag(quoted: &str) -> ETag {
     ETag::Strong(unquote(quoted).to_string())
 }

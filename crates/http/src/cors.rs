@@ -8,10 +8,12 @@
 //! the server, as S3 reads them whoever asks; what a request may then do is
 //! still decided by the file system as its sender.
 
+use crate::convert::coded;
 use hyper::header::{HeaderName, HeaderValue};
+use hyper::StatusCode;
 use s3hpc_store::{Acting, Identity, Store};
 use s3s::dto::{CORSConfiguration, CORSRule};
-use s3s::{s3_error, HttpResponse, S3Error, S3ErrorCode, S3Result};
+use s3s::{s3_error, HttpResponse, S3Result};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -259,7 +261,7 @@ impl Cors {
         else {
             return Err(coded(
                 "BadRequest",
-                400,
+                StatusCode::BAD_REQUEST,
                 "Insufficient information. Origin request header needed: a CORS preflight \
                  (OPTIONS) carries Origin and Access-Control-Request-Method",
             ));
@@ -267,7 +269,7 @@ impl Cors {
         let Some(bucket) = crate::sigv2_path::bucket_of(req, domains) else {
             return Err(coded(
                 "BadRequest",
-                400,
+                StatusCode::BAD_REQUEST,
                 "a CORS preflight (OPTIONS) is for a bucket or an object in one",
             ));
         };
@@ -280,8 +282,8 @@ impl Cors {
         let Some(rules) = self.rules(bucket)? else {
             return Err(coded(
                 "AccessForbidden",
-                403,
-                &format!(
+                StatusCode::FORBIDDEN,
+                format!(
                     "CORSResponse: CORS is not enabled for bucket {bucket:?}; its owner sets \
                      rules with PutBucketCors"
                 ),
@@ -293,8 +295,8 @@ impl Cors {
         else {
             return Err(coded(
                 "AccessForbidden",
-                403,
-                &format!(
+                StatusCode::FORBIDDEN,
+                format!(
                     "CORSResponse: This CORS request is not allowed: no rule of bucket \
                      {bucket:?} allows origin {origin:?}, method {method:?} and headers \
                      {headers:?}"
@@ -314,16 +316,6 @@ impl Cors {
         }
         Ok(resp)
     }
-}
-
-/// An error with a code s3s has no name for, and its status.
-fn coded(code: &str, status: u16, message: &str) -> S3Error {
-    let Ok(code) = code.parse::<S3ErrorCode>();
-    let mut e = S3Error::with_message(code, message.to_string());
-    if let Ok(status) = hyper::StatusCode::from_u16(status) {
-        e.set_status_code(status);
-    }
-    e
 }
 
 #[cfg(test)]

@@ -94,16 +94,10 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
         Box::pin(async move {
             let answered = match preflight {
                 Some(answer) => answer,
-                None => {
-                    let prepared = match crate::presigned::refuse_expired(req.uri()) {
-                        Ok(()) => crate::unframed::state_length(&mut req).await,
-                        refused => refused,
-                    };
-                    match prepared {
-                        Ok(()) => Ok(service.call(req).await?),
-                        Err(e) => Err(e),
-                    }
-                }
+                None => match prepare(&mut req).await {
+                    Ok(()) => Ok(service.call(req).await?),
+                    Err(e) => Err(e),
+                },
             };
             let mut resp = match answered {
                 Ok(resp) => resp,
@@ -140,6 +134,13 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
             Ok(resp)
         })
     }
+}
+
+/// What a request must pass before s3s sees it: a presigned URL not
+/// expired, and a body whose length is stated.
+async fn prepare(req: &mut hyper::Request<s3s::Body>) -> s3s::S3Result<()> {
+    crate::presigned::refuse_expired(req.uri())?;
+    crate::unframed::state_length(req).await
 }
 
 /// A browser POST upload whose form breaks a condition of its policy (or

@@ -237,18 +237,7 @@ pub(crate) fn pull_reader(
 /// What a put or part upload knows of the object it wrote, for the
 /// properties callback (which does not show the key).
 pub(crate) fn written(size: u64, etag: String) -> ObjectInfo {
-    ObjectInfo {
-        key: String::new(),
-        size,
-        last_modified: std::time::SystemTime::now(),
-        etag,
-        content_type: None,
-        metadata: Default::default(),
-        checksum: None,
-        tag_count: 0,
-        headers: Default::default(),
-        owner: None,
-    }
+    ObjectInfo::new(String::new(), size, std::time::SystemTime::now(), etag)
 }
 
 pub unsafe fn put_object<A: Abi>(

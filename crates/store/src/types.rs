@@ -40,6 +40,25 @@ pub struct ObjectInfo {
     pub owner: Option<u32>,
 }
 
+impl ObjectInfo {
+    /// What every listing gives of a key (name, size, time, ETag), the rest
+    /// unknown: what a client learns from a ListObjects entry.
+    pub fn new(key: String, size: u64, last_modified: SystemTime, etag: String) -> ObjectInfo {
+        ObjectInfo {
+            key,
+            size,
+            last_modified,
+            etag,
+            content_type: None,
+            metadata: BTreeMap::new(),
+            checksum: None,
+            tag_count: 0,
+            headers: ObjectHeaders::default(),
+            owner: None,
+        }
+    }
+}
+
 /// The standard HTTP headers S3 stores with an object and returns on GET
 /// and HEAD, as the writer sent them. They are metadata in S3's sense: a
 /// copy keeps them, a copy with new metadata (REPLACE) replaces them, a

@@ -365,17 +365,8 @@ impl S3Client for Libs3Client {
         let objects: Vec<ObjectInfo> = call
             .objects
             .into_iter()
-            .map(|(key, size, mtime, etag)| ObjectInfo {
-                key,
-                size,
-                last_modified: system_time(mtime),
-                etag: quoted(etag),
-                content_type: None,
-                metadata: Default::default(),
-                checksum: None,
-                tag_count: 0,
-                headers: Default::default(),
-                owner: None,
+            .map(|(key, size, mtime, etag)| {
+                ObjectInfo::new(key, size, system_time(mtime), quoted(etag))
             })
             .collect();
         // The v1 marker to continue from: libs3's nextMarker, else (S3

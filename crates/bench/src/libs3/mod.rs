@@ -284,17 +284,11 @@ impl ObjectBody for Buffered {}
 
 fn info(key: &str, call: &mut Call, size: u64) -> ObjectInfo {
     let p = call.props.take().unwrap_or_default();
+    let modified = p.last_modified.unwrap_or(UNIX_EPOCH);
     ObjectInfo {
-        key: key.to_string(),
-        size,
-        last_modified: p.last_modified.unwrap_or(UNIX_EPOCH),
-        etag: p.e_tag,
         content_type: p.content_type,
         metadata: p.metadata,
-        checksum: None,
-        tag_count: 0,
-        headers: Default::default(),
-        owner: None,
+        ..ObjectInfo::new(key.to_string(), size, modified, p.e_tag)
     }
 }
 

@@ -246,18 +246,13 @@ fn list_page(doc: xml::ListBucket) -> Result<ListPage> {
         .contents
         .into_iter()
         .map(|c| {
-            Ok(ObjectInfo {
-                key: xml::url_decode(&c.key),
-                size: c.size,
-                last_modified: parse_time(&c.last_modified)?,
-                etag: c.etag,
-                content_type: None,
-                metadata: Default::default(),
-                checksum: None,
-                tag_count: 0,
-                headers: Default::default(),
-                owner: None,
-            })
+            let modified = parse_time(&c.last_modified)?;
+            Ok(ObjectInfo::new(
+                xml::url_decode(&c.key),
+                c.size,
+                modified,
+                c.etag,
+            ))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(ListPage {

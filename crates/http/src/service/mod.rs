@@ -213,10 +213,7 @@ impl Engine {
 /// AWS's 404 for a bucket configuration that is not set (its own code
 /// per configuration: NoSuchTagSet, NoSuchCORSConfiguration, ...).
 pub(super) fn not_set(code: &str, message: String) -> s3s::S3Error {
-    let Ok(code) = code.parse::<s3s::S3ErrorCode>();
-    let mut e = s3s::S3Error::with_message(code, message);
-    e.set_status_code(hyper::StatusCode::NOT_FOUND);
-    e
+    crate::convert::coded(code, hyper::StatusCode::NOT_FOUND, message)
 }
 
 pub(super) const NO_VERSIONS: &str =

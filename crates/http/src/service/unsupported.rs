@@ -133,16 +133,14 @@ fn check_lock_configuration(c: &ObjectLockConfiguration) -> S3Result<()> {
     };
     if period <= 0 {
         // A code s3s has no variant for.
-        let Ok(code) = "InvalidRetentionPeriod".parse::<s3s::S3ErrorCode>();
-        let mut e = s3s::S3Error::with_message(
-            code,
+        return Err(crate::convert::coded(
+            "InvalidRetentionPeriod",
+            hyper::StatusCode::BAD_REQUEST,
             format!(
                 "the DefaultRetention period must be a positive number of days or years, \
                  not {period}"
             ),
-        );
-        e.set_status_code(hyper::StatusCode::BAD_REQUEST);
-        return Err(e);
+        ));
     }
     Ok(())
 }
