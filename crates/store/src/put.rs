@@ -3,7 +3,9 @@
 //! one, never a partial one.
 
 use crate::dirs::DirCache;
-use crate::fscalls::{fstat, fsync, linkat, openat, renameat, renameat_with, statat, unlinkat};
+use crate::fscalls::{
+    fdatasync, fstat, fsync, linkat, openat, renameat, renameat_with, statat, unlinkat,
+};
 use crate::meta::{self, StoredMeta, EMPTY_MD5};
 use crate::names::dir_rel;
 use crate::names::{split_key, validate_bucket_name, validate_key, DIR_ENTRY, SELF_ENTRY};
@@ -409,6 +411,9 @@ impl Store {
         }
         if self.config.durability == Durability::Fsync {
             fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
+        } else if self.profile.buffered_writes {
+            // Else the published object reads empty until this fd closes.
+            fdatasync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         }
         if matches!(temp, Temp::Named(_))
             && self.profile.shared
