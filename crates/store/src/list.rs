@@ -199,8 +199,10 @@ impl Store {
     /// Reads a window of a directory on a shared file system. Where the
     /// client answers stats from what the readdir brought, on a thread
     /// that keeps doing so for the whole window (`attrs`), or else on this
-    /// thread for the files this page may return (`ahead`): threads act
-    /// as the server, so not for a user's listing.
+    /// thread for the files this page may return (`ahead`). Where it keeps
+    /// only the latest inodes (ceph-fuse), a thread stats the window's
+    /// files in readdir order while pages are served. Threads act as the
+    /// server, so neither for a user's listing.
     fn read_shared_window(
         &self,
         dirfd: &OwnedFd,
@@ -209,7 +211,11 @@ impl Store {
         ahead: Option<StatAhead<'_>>,
     ) -> Option<window::Read> {
         if !self.profile.stat_with_readdir {
-            return read_window(dirfd, from, limit, None);
+            let mut read = read_window(dirfd, from, limit, None)?;
+            if self.profile.readdir_order_stats && !crate::identity::acting_as_user() {
+                attrs::warm_window(dirfd, &mut read.window);
+            }
+            return Some(read);
         }
         if !crate::identity::acting_as_user() {
             if let Some(read) = attrs::read_window_with_attrs(dirfd, from, limit) {
@@ -463,12 +469,14 @@ impl Walk<'_> {
             .max
             .saturating_sub(self.page.objects.len() + self.page.common_prefixes.len());
         let mut wanted: Vec<(usize, String)> = Vec::new();
-        // Files the page will return, looked up or not.
+        // Files the page will return, looked up or not, and where they end.
         let mut returned = 0;
+        let mut end = start;
         for (i, e) in w.entries.iter().enumerate().skip(start) {
             if returned >= budget || !e.sort_key.starts_with(filter) {
                 break;
             }
+            end = i + 1;
             match e.kind {
                 Kind::File => {}
                 Kind::Marker => continue,
@@ -485,6 +493,7 @@ impl Walk<'_> {
                 wanted.push((i, key));
             }
         }
+        w.paging_to(end);
         // A thread starts with its creator's credentials (clone(2)), so
         // these act as the user this thread acts as: the kernel checks
         // their lookups as it checks this thread's.

@@ -79,6 +79,14 @@ pub struct FsProfile {
     /// directory was read). Listings there stat files as they read them.
     /// From the mount type.
     pub stat_with_readdir: bool,
+    /// The client answers a stat from the inodes its readdirs brought, but
+    /// keeps only the latest few (ceph-fuse: `client_cache_size`, 16384),
+    /// so in a larger directory a stat right after the readdir that
+    /// returned the entry is local and a stat in key order much later is a
+    /// round trip to the metadata server. Listings there stat a large
+    /// window's files in readdir order on a thread of their own, as `find`
+    /// does (`list/attrs.rs`). From the mount type.
+    pub readdir_order_stats: bool,
     /// A directory's stamp (inode, times, size) from a forced stat
     /// (`AT_STATX_FORCE_SYNC`) reflects every client's change to it, so a
     /// listing may reuse what it read while the stamp stays: local file
@@ -122,6 +130,7 @@ impl Default for FsProfile {
             d_type: false,
             rename_gap: true,
             stat_with_readdir: false,
+            readdir_order_stats: false,
             coherent_dir_stamps: false,
             buffered_writes: true,
         }
@@ -394,6 +403,8 @@ impl FsProfile {
             let mount_type = mount.as_ref().map(|m| m.fstype.as_str());
             p.rename_gap = rename_gap(fs_type, mount_type);
             p.stat_with_readdir = fs_type == FUSE_SUPER_MAGIC && mount_type.is_some_and(is_moosefs);
+            p.readdir_order_stats = fs_type == FUSE_SUPER_MAGIC
+                && mount_type.is_some_and(|t| t.starts_with("fuse.ceph"));
             p.coherent_dir_stamps = coherent_dir_stamps(&p.fs_name, mount.as_ref());
             p.buffered_writes = fs_type == FUSE_SUPER_MAGIC && buffered_writes(mount_type);
         } else {

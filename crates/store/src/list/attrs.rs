@@ -22,11 +22,22 @@
 //! directory's stamp is unchanged (an S3 write renames into it and so
 //! changes it), and at most `MAX_AGE` (a file written in place by a POSIX
 //! program leaves the stamp as it is).
+//!
+//! ceph-fuse answers a stat from its own inode cache too, but holds only
+//! the last 16k inodes its readdirs brought (`client_cache_size`): in a
+//! larger directory a stat in key order, long after the readdir, is a
+//! round trip to the MDS, while `find`, stating each entry right after the
+//! readdir returned it, is answered locally. So there ([`warm_window`]) the
+//! window is the caller's at once, unstat'ed, and one thread reads the
+//! directory again and stats the window's files in readdir order, as
+//! `find` does. Pages take the attributes it has taken so far and stat the
+//! rest themselves; each attribute is used for at most `MAX_AGE` after it
+//! was taken, so a window outlives the pass however long it takes.
 
 use crate::fscalls::{read_dir, statat};
 use rustix::fs::{AtFlags, Dir, FileType, Stat};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -42,6 +53,15 @@ const WAIT_AHEAD: usize = 8192;
 const WAIT: Duration = Duration::from_secs(5);
 /// Files a statting thread claims at a time; readers are woken after each.
 const CHUNK: usize = 64;
+/// A readdir-order pass stops once no page has used its window for this
+/// long: a client that asked for one page does not cost the metadata
+/// server a whole window of stats. (A page can take seconds there while
+/// the metadata server recalls the writer's capabilities of each file.)
+const IDLE: Duration = MAX_AGE;
+/// A window warmed in readdir order holds at least this many entries:
+/// ceph-fuse's inode cache holds a smaller directory's whole, so pages'
+/// own stats are answered from it.
+const WARM_FROM: usize = 16 * 1024;
 /// Threads taking a large window's stats, each with its own read of the
 /// directory (the client answers only the thread that read it), the
 /// helpers as `threads` leaves free...
@@ -61,11 +81,13 @@ pub(super) struct Attr {
     mtime: i64,
     mtime_nsec: u32,
     mode: u32,
+    /// When it was taken, in ms after its window's `taken_at`.
+    taken_ms: u32,
 }
 
 impl Attr {
     #[allow(clippy::unnecessary_cast)] // the fields' types differ between architectures
-    fn of(st: &Stat) -> Attr {
+    fn of(st: &Stat, since: Instant) -> Attr {
         Attr {
             dev: st.st_dev as u64,
             ino: st.st_ino,
@@ -73,6 +95,7 @@ impl Attr {
             mtime: st.st_mtime as i64,
             mtime_nsec: st.st_mtime_nsec as u32,
             mode: st.st_mode,
+            taken_ms: since.elapsed().as_millis().min(u32::MAX as u128) as u32,
         }
     }
 
@@ -98,21 +121,40 @@ struct Progress {
     running: usize,
 }
 
-/// A window's file attributes by entry index, filled a chunk at a time,
-/// in key order, by one or more threads.
+/// The order a window's attributes are taken in, which says whether a
+/// page waits for them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Key order, a chunk at a time (MooseFS): a page waits for the stats
+    /// to reach its files, and the window expires whole after `MAX_AGE`.
+    Key,
+    /// Readdir order (ceph-fuse): a page takes what is there, and each
+    /// attribute expires on its own.
+    Readdir,
+}
+
+/// A window's file attributes by entry index, filled by one or more
+/// threads.
 pub(super) struct Attrs {
     slots: Vec<OnceLock<Option<Attr>>>,
+    order: Order,
     /// Where the next unclaimed chunk starts.
     claimed: AtomicUsize,
     progress: Mutex<Progress>,
     cv: Condvar,
     pub taken_at: Instant,
+    /// Pages have looked up every file before this index themselves (a
+    /// readdir-order pass skips them)...
+    paged_to: AtomicUsize,
+    /// ...the last of them this many ms after `taken_at`.
+    paged_ms: AtomicU64,
 }
 
 impl Attrs {
-    fn new(entries: usize) -> Attrs {
+    fn new(entries: usize, order: Order) -> Attrs {
         Attrs {
             slots: (0..entries).map(|_| OnceLock::new()).collect(),
+            order,
             claimed: AtomicUsize::new(0),
             progress: Mutex::new(Progress {
                 next: 0,
@@ -120,7 +162,24 @@ impl Attrs {
             }),
             cv: Condvar::new(),
             taken_at: Instant::now(),
+            paged_to: AtomicUsize::new(0),
+            paged_ms: AtomicU64::new(0),
         }
+    }
+
+    /// A page looks up the files before entry `end` itself.
+    pub fn paging_to(&self, end: usize) {
+        self.paged_to.fetch_max(end, Ordering::Relaxed);
+        self.paged_ms.store(
+            self.taken_at.elapsed().as_millis() as u64,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Whether no page has used the window for `IDLE`.
+    fn idle(&self) -> bool {
+        let last = Duration::from_millis(self.paged_ms.load(Ordering::Relaxed));
+        self.taken_at.elapsed().saturating_sub(last) > IDLE
     }
 
     /// The attributes of entry `i` if it is a file they were taken for,
@@ -128,7 +187,10 @@ impl Attrs {
     pub fn get(&self, i: usize) -> Option<Stat> {
         let slot = self.slots.get(i)?;
         if let Some(a) = slot.get() {
-            return a.map(|a| a.stat());
+            return a.filter(|a| self.fresh(a)).map(|a| a.stat());
+        }
+        if self.order == Order::Readdir {
+            return None;
         }
         let mut p = self.progress.lock().unwrap();
         if i >= p.next + WAIT_AHEAD {
@@ -143,6 +205,22 @@ impl Attrs {
         }
         drop(p);
         slot.get().copied().flatten().map(|a| a.stat())
+    }
+
+    /// Whether attributes taken in readdir order are young enough to use
+    /// (those taken in key order expire with their window).
+    fn fresh(&self, a: &Attr) -> bool {
+        self.order == Order::Key
+            || self
+                .taken_at
+                .elapsed()
+                .saturating_sub(Duration::from_millis(a.taken_ms.into()))
+                <= MAX_AGE
+    }
+
+    /// Whether the window's attributes have all grown too old to use.
+    pub fn expired(&self) -> bool {
+        self.order == Order::Key && self.taken_at.elapsed() > MAX_AGE
     }
 
     /// Memory held, for the cache's bound.
@@ -211,7 +289,7 @@ fn fill(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], _dir: Option<Di
                 .then(|| statat(dirfd, e.name(), AtFlags::SYMLINK_NOFOLLOW).ok())
                 .flatten()
                 .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
-                .map(|st| Attr::of(&st));
+                .map(|st| Attr::of(&st, attrs.taken_at));
             let _ = attrs.slots[i].set(attr);
         }
         attrs.publish(false);
@@ -240,7 +318,7 @@ pub(super) fn read_window_with_attrs(
                 let _ = tx.send(None);
                 return;
             };
-            let attrs = Arc::new(Attrs::new(read.window.entries.len()));
+            let attrs = Arc::new(Attrs::new(read.window.entries.len(), Order::Key));
             read.window.attrs = Some(attrs.clone());
             let entries = read.window.entries.clone();
             if entries.len() >= PARALLEL_FROM {
@@ -258,4 +336,106 @@ pub(super) fn read_window_with_attrs(
         .ok()?;
     // A thread that ended without an answer (a panic): the caller reads.
     rx.recv().ok()
+}
+
+/// Gives `window`, just read from directory `dirfd`, attributes that a
+/// thread of its own takes in readdir order (see the module docs), if it
+/// is large enough to need them and a thread is free.
+pub(super) fn warm_window(dirfd: &OwnedFd, window: &mut super::window::Window) {
+    if window.entries.len() < WARM_FROM {
+        return;
+    }
+    let lease = Lease::take(1);
+    if lease.threads() == 0 {
+        return; // other listings hold the process's threads
+    }
+    let Ok(fd) = dirfd.try_clone() else { return };
+    let attrs = Arc::new(Attrs::new(window.entries.len(), Order::Readdir));
+    let (weak, entries) = (Arc::downgrade(&attrs), window.entries.clone());
+    let started = std::thread::Builder::new()
+        .name("s3hpc-list-warm".into())
+        .spawn(move || {
+            let _lease = lease;
+            warm(&weak, &fd, &entries);
+        });
+    if started.is_ok() {
+        window.attrs = Some(attrs);
+    }
+}
+
+/// Reads directory `dirfd` and stats each of the window's files right
+/// after the readdir returned it, but those pages have looked up already.
+/// Stops once nothing else holds the attributes (the window was dropped)
+/// or no page has used them for a while.
+fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry]) {
+    let Ok(dir) = read_dir(dirfd) else { return };
+    for (n, e) in dir.flatten().enumerate() {
+        if n % 1024 == 1023 && attrs.upgrade().is_none_or(|a| a.idle()) {
+            return;
+        }
+        let name = e.file_name().to_bytes();
+        // Files sort as their names; a directory's entries differ in kind.
+        let Ok(i) = entries.binary_search_by(|x| x.sort_key.as_bytes().cmp(name)) else {
+            continue;
+        };
+        if entries[i].kind != Kind::File {
+            continue;
+        }
+        let Some(attrs) = attrs.upgrade() else { return };
+        if i < attrs.paged_to.load(Ordering::Relaxed) {
+            continue;
+        }
+        let attr = statat(dirfd, e.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+            .map(|st| Attr::of(&st, attrs.taken_at));
+        let _ = attrs.slots[i].set(attr);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::list::window::read_window;
+
+    #[test]
+    fn warming_in_readdir_order_fills_the_windows_files_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..300 {
+            std::fs::write(tmp.path().join(format!("k{i:03}")), vec![b'x'; i]).unwrap();
+        }
+        std::fs::create_dir(tmp.path().join("k150x")).unwrap();
+        let dirfd = rustix::fs::open(
+            tmp.path(),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        // The 200 smallest keys: k000..k150, k150x/ and k150x (its self-entry) among them.
+        let read = read_window(&dirfd, None, 200, None).unwrap();
+        let entries = read.window.entries.clone();
+        let attrs = Arc::new(Attrs::new(entries.len(), Order::Readdir));
+        // Nothing taken yet: a page does not wait, it stats on its own.
+        let t = Instant::now();
+        assert!(attrs.get(0).is_none());
+        assert!(t.elapsed() < WAIT);
+        // A page looked up the first 10 itself: the pass leaves them.
+        attrs.paging_to(10);
+        warm(&Arc::downgrade(&attrs), &dirfd, &entries);
+        for (i, e) in entries.iter().enumerate() {
+            let got = attrs.get(i);
+            match e.kind {
+                Kind::File if i < 10 => assert!(got.is_none(), "{}", e.name()),
+                Kind::File => {
+                    let size = e.name()[1..].parse::<i64>().unwrap();
+                    assert_eq!(got.map(|st| st.st_size), Some(size), "{}", e.name());
+                }
+                _ => assert!(got.is_none(), "{}", e.name()),
+            }
+        }
+        assert!(
+            !attrs.expired(),
+            "readdir-order attributes expire one by one"
+        );
+    }
 }

@@ -23,7 +23,7 @@
 //! (`FsProfile::coherent_dir_stamps`). Elsewhere every page reads the
 //! directory again, still in bounded memory.
 
-use super::attrs::{Attrs, MAX_AGE};
+use super::attrs::Attrs;
 use crate::fscalls::{read_dir, statat};
 use crate::names::{is_reserved, DIR_ENTRY};
 use rustix::fs::{AtFlags, Dir, FileType, Stat};
@@ -135,6 +135,14 @@ impl Window {
             key: last.sort_key.clone(),
             inclusive: false,
         })
+    }
+
+    /// A page looks up the files before entry `end` itself: a thread
+    /// taking the window's attributes need not.
+    pub fn paging_to(&self, end: usize) {
+        if let Some(a) = &self.attrs {
+            a.paging_to(end);
+        }
     }
 
     /// The attributes of entry `i` taken as the directory was read, if
@@ -408,9 +416,7 @@ impl Cached {
     /// Attributes taken with the read grow stale when a POSIX program
     /// writes a file in place (the directory's stamp stays).
     fn expired(&self) -> bool {
-        self.attrs
-            .as_ref()
-            .is_some_and(|a| a.taken_at.elapsed() > MAX_AGE)
+        self.attrs.as_ref().is_some_and(|a| a.expired())
     }
 
     /// Whether this window holds where a walk from `from` starts.
