@@ -287,13 +287,12 @@ fn fill(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], _dir: Option<Di
             return;
         };
         for i in chunk {
-            let e = &entries[i];
-            let attr = (e.kind == Kind::File)
-                .then(|| statat(dirfd, e.name(), AtFlags::SYMLINK_NOFOLLOW).ok())
-                .flatten()
-                .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
-                .map(|st| Attr::of(&st, attrs.taken_at));
-            let _ = attrs.slots[i].set(attr);
+            match entries[i].kind {
+                Kind::File => take(&attrs, dirfd, entries, i),
+                _ => {
+                    let _ = attrs.slots[i].set(None);
+                }
+            }
         }
         attrs.publish(false);
     }
