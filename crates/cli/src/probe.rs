@@ -78,6 +78,15 @@ pub fn run(a: ProbeArgs, out: &mut impl std::io::Write) -> anyhow::Result<()> {
             "  listings:      files stat'ed as the readdir returns them (the client answers from what it brought)"
         )?;
     }
+    if p.readdir_order_stats {
+        let cache = p
+            .client_inode_cache
+            .map_or("not readable here".to_string(), |n| n.to_string());
+        writeln!(
+            out,
+            "  listings:      a directory larger than the client's inode cache ({cache}) is stat'ed in readdir order beside the pages"
+        )?;
+    }
     if p.fuse {
         writeln!(out, "  HTTP GETs:     read, never mapped (FUSE)")?;
     }

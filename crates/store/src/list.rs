@@ -200,8 +200,9 @@ impl Store {
     /// client answers stats from what the readdir brought, on a thread
     /// that keeps doing so for the whole window (`attrs`), or else on this
     /// thread for the files this page may return (`ahead`). Where it keeps
-    /// only the latest inodes (ceph-fuse), a thread stats the window's
-    /// files in readdir order while pages are served. Threads act as the
+    /// only the latest inodes (ceph-fuse) and fewer than the directory
+    /// holds, a thread stats the window's files in readdir order while
+    /// pages are served. Threads act as the
     /// server, so neither for a user's listing.
     fn read_shared_window(
         &self,
@@ -212,7 +213,10 @@ impl Store {
     ) -> Option<window::Read> {
         if !self.profile.stat_with_readdir {
             let mut read = read_window(dirfd, from, limit, None)?;
-            if self.profile.readdir_order_stats && !crate::identity::acting_as_user() {
+            if self.profile.readdir_order_stats
+                && !self.profile.inode_cache_holds(read.seen)
+                && !crate::identity::acting_as_user()
+            {
                 attrs::warm_window(dirfd, &mut read.window);
             }
             return Some(read);
