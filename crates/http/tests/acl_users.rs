@@ -7,8 +7,9 @@
 
 mod common;
 
-use common::users::{mode, Key, World};
+use common::users::{Key, World};
 use s3hpc_http::HttpServer;
+use s3hpc_test_users::mode;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 /// A POSIX ACL attribute as the kernel's format has it, written by hand

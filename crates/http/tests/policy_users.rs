@@ -7,7 +7,8 @@
 
 mod common;
 
-use common::users::{mode, World};
+use common::users::World;
+use s3hpc_test_users::mode;
 use std::os::unix::fs::PermissionsExt;
 
 const LIST_FOR_EVERYONE: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"s3:ListBucket","Resource":["arn:aws:s3:::pol","arn:aws:s3:::pol/*"]}]}"#;

@@ -11,106 +11,10 @@ use s3hpc_store::{
     AclEntry, AclTag, ErrorCode, Identity, ListRequest, PermissionChange, PutBody, PutOptions,
     Result, Store, StoreConfig,
 };
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use s3hpc_test_users::{chmod, data_root, Users};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 use std::sync::Arc;
-
-/// Three users and a group on this machine, removed when dropped.
-struct Users {
-    group: String,
-    names: Vec<String>,
-    ids: Vec<Identity>,
-}
-
-fn sh(cmd: &[&str]) -> bool {
-    Command::new(cmd[0])
-        .args(&cmd[1..])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-impl Users {
-    /// None (with the reason printed) where users cannot be made.
-    fn make(tag: &str) -> Option<Users> {
-        // SAFETY: geteuid cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: making Linux users for the test needs root");
-            return None;
-        }
-        if !sh(&["useradd", "--help"]) {
-            eprintln!("skipped: no useradd on this machine");
-            return None;
-        }
-        let p = std::process::id() % 100_000;
-        let group = format!("s3g{tag}{p}");
-        let names: Vec<String> = ["a", "b", "c"]
-            .iter()
-            .map(|u| format!("s3{tag}{u}{p}"))
-            .collect();
-        let mut users = Users {
-            group: group.clone(),
-            names: Vec::new(),
-            ids: Vec::new(),
-        };
-        assert!(sh(&["groupadd", &group]), "groupadd {group}");
-        for (i, n) in names.iter().enumerate() {
-            let mut cmd = vec!["useradd", "-M", "-U", "-s", "/usr/sbin/nologin"];
-            if i < 2 {
-                cmd.extend(["-G", &group]);
-            }
-            cmd.push(n);
-            assert!(sh(&cmd), "useradd {n}");
-            users.names.push(n.clone());
-        }
-        users.ids = names.iter().map(|n| Identity::parse(n).unwrap()).collect();
-        Some(users)
-    }
-
-    fn uid(&self, u: usize) -> u32 {
-        self.ids[u].user().unwrap().uid
-    }
-
-    fn gid(&self, u: usize) -> u32 {
-        self.ids[u].user().unwrap().gid
-    }
-
-    fn shared_gid(&self) -> u32 {
-        let a = &self.ids[0].user().unwrap().groups;
-        let c = &self.ids[2].user().unwrap().groups;
-        *a.iter()
-            .find(|g| !c.contains(g) && **g != self.gid(0))
-            .unwrap()
-    }
-}
-
-impl Drop for Users {
-    fn drop(&mut self) {
-        for n in &self.names {
-            sh(&["userdel", n]);
-            sh(&["groupdel", n]);
-        }
-        sh(&["groupdel", &self.group]);
-    }
-}
-
-/// A data root the users can reach: sticky and world-writable (1777).
-fn data_root() -> (tempfile::TempDir, PathBuf) {
-    let dir = match std::env::var_os("S3HPC_TEST_DIR").filter(|d| !d.is_empty()) {
-        Some(d) => tempfile::tempdir_in(d),
-        None => tempfile::tempdir(),
-    }
-    .unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1777)).unwrap();
-    (dir, root)
-}
-
-fn chmod(p: &Path, mode: u32) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-}
 
 fn put(c: &dyn S3Client, b: &str, k: &str, body: &[u8]) -> Result<String> {
     c.put_object(b, k, PutBody::Bytes(body), &PutOptions::default())

@@ -1,72 +1,16 @@
-//! Real Linux users for the tests of permissions (made as root; the tests
-//! skip, saying so, otherwise), a server whose keys act as them over a
-//! sticky data root, and their SigV2-signed requests.
+//! A server whose keys act as real Linux users (`s3hpc_test_users`, made
+//! as root; the tests skip, saying so, otherwise) over a sticky data root,
+//! and their SigV2-signed requests.
 
 use super::request;
 use s3hpc_http::{AuthConfig, HttpServer, MappedUsers, ServerHandle};
 use s3hpc_store::{Identity, Store, StoreConfig};
+use s3hpc_test_users::Users;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
-
-pub fn mode(p: &Path) -> u32 {
-    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
-}
-
-pub fn sh(cmd: &[&str]) -> bool {
-    Command::new(cmd[0])
-        .args(&cmd[1..])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// Users a and b share a group, c does not; removed when dropped.
-pub struct Users {
-    pub names: Vec<String>,
-    pub group: String,
-}
-
-impl Users {
-    /// `tag` tells apart the users of tests running at once.
-    pub fn make(tag: &str) -> Option<Users> {
-        if rustix::process::geteuid().as_raw() != 0 || !sh(&["useradd", "--help"]) {
-            eprintln!("skipped: making Linux users for the test needs root and useradd");
-            return None;
-        }
-        let p = std::process::id() % 100_000;
-        let group = format!("s3ag{tag}{p}");
-        assert!(sh(&["groupadd", &group]));
-        let mut users = Users {
-            names: Vec::new(),
-            group: group.clone(),
-        };
-        for (i, u) in ["a", "b", "c"].iter().enumerate() {
-            let n = format!("s3a{tag}{u}{p}");
-            let mut cmd = vec!["useradd", "-M", "-U", "-s", "/usr/sbin/nologin"];
-            if i < 2 {
-                cmd.extend(["-G", &group]);
-            }
-            cmd.push(&n);
-            assert!(sh(&cmd), "useradd {n}");
-            users.names.push(n);
-        }
-        Some(users)
-    }
-}
-
-impl Drop for Users {
-    fn drop(&mut self) {
-        for n in &self.names {
-            sh(&["userdel", n]);
-            sh(&["groupdel", n]);
-        }
-        sh(&["groupdel", &self.group]);
-    }
-}
 
 /// The sub-resources SigV2 signs with the path.
 const SUB_RESOURCES: [&str; 6] = ["acl", "uploads", "policy", "cors", "uploadId", "partNumber"];
@@ -171,16 +115,8 @@ impl World {
     /// `tag`: as for [`Users::make`].
     pub fn make(tag: &str) -> Option<World> {
         let users = Users::make(tag)?;
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let root = dir.path().join("root");
-        std::fs::create_dir(&root).unwrap();
-        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1777)).unwrap();
-        let ids: Vec<Identity> = users
-            .names
-            .iter()
-            .map(|n| Identity::parse(n).unwrap())
-            .collect();
+        let (dir, root) = s3hpc_test_users::data_root();
+        let ids = users.ids.clone();
         let keys: HashMap<String, (String, Identity)> = ["ka", "kb", "kc"]
             .iter()
             .zip(&ids)
