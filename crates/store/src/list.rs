@@ -27,7 +27,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::rc::Rc;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 use window::{read_window, Bound, DirStamp, Kind, StatAhead, Window};
 
 const MAX_KEYS: usize = 1000;
@@ -200,9 +200,8 @@ impl Store {
     /// client answers stats from what the readdir brought, on a thread
     /// that keeps doing so for the whole window (`attrs`), or else on this
     /// thread for the files this page may return (`ahead`). Where it keeps
-    /// only the latest inodes (ceph-fuse) and fewer than the directory
-    /// holds, a thread stats the window's files in readdir order while
-    /// pages are served. Threads act as the
+    /// only the latest inodes (ceph-fuse), a thread stats the window's
+    /// files in readdir order while pages are served, as long as that pays. Threads act as the
     /// server, so neither for a user's listing.
     fn read_shared_window(
         &self,
@@ -213,10 +212,7 @@ impl Store {
     ) -> Option<window::Read> {
         if !self.profile.stat_with_readdir {
             let mut read = read_window(dirfd, from, limit, None)?;
-            if self.profile.readdir_order_stats
-                && !self.profile.inode_cache_holds(read.seen)
-                && !crate::identity::acting_as_user()
-            {
+            if self.profile.readdir_order_stats && !crate::identity::acting_as_user() {
                 attrs::warm_window(dirfd, &mut read.window);
             }
             return Some(read);
@@ -514,15 +510,23 @@ impl Walk<'_> {
                 .chunks(per_thread)
                 .map(|part| {
                     scope.spawn(move || {
-                        part.iter()
+                        // The stats this thread made itself, and their time.
+                        let (mut n, mut took) = (0, Duration::ZERO);
+                        let found = part
+                            .iter()
                             .map(|(i, key)| {
                                 let read = w.stat_of(*i);
-                                (
-                                    *i,
-                                    stat_object(fd, key, w.entries[*i].name(), read.as_ref()),
-                                )
+                                let t = Instant::now();
+                                let info =
+                                    stat_object(fd, key, w.entries[*i].name(), read.as_ref());
+                                if read.is_none() {
+                                    (n, took) = (n + 1, took + t.elapsed());
+                                }
+                                (*i, info)
                             })
-                            .collect::<Vec<_>>()
+                            .collect::<Vec<_>>();
+                        w.paged_stats(n, took);
+                        found
                     })
                 })
                 .collect();

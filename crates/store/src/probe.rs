@@ -91,9 +91,12 @@ pub struct FsProfile {
     pub readdir_order_stats: bool,
     /// How many inodes the client keeps (ceph-fuse's `client_cache_size`,
     /// asked on its admin socket at the probe; None where it could not be
-    /// asked). A directory that fits is stat'ed in key order as cheaply
-    /// as `find` stats it (87 s against 153 s at 200k), so listings there
-    /// need no readdir-order pass.
+    /// asked), for `s3hpc probe`. Below a directory's size, key-order
+    /// stats there are requests to the metadata server. Above it they
+    /// were as cheap as `find`'s at 200k (87 s against 153 s), but not at
+    /// a million files, where the metadata server (over its cache limit)
+    /// recalled the client's capabilities: so listings judge by the
+    /// stats' measured cost, not by this.
     pub client_inode_cache: Option<u64>,
     /// A directory's stamp (inode, times, size) from a forced stat
     /// (`AT_STATX_FORCE_SYNC`) reflects every client's change to it, so a
@@ -458,12 +461,6 @@ impl FsProfile {
                 .any(|e| e.file_name().to_bytes() == b"a" && e.file_type() != FileType::Unknown)
         });
         p
-    }
-
-    /// Whether the client keeps the inodes of a directory of `entries`
-    /// entries (see [`FsProfile::client_inode_cache`]).
-    pub fn inode_cache_holds(&self, entries: usize) -> bool {
-        self.client_inode_cache.is_some_and(|n| n >= entries as u64)
     }
 
     /// One line per capability, for `s3hpc probe`.

@@ -33,9 +33,15 @@
 //! `find` does. Pages take the attributes it has taken so far and stat the
 //! rest themselves; each attribute is used for at most `MAX_AGE` after it
 //! was taken, so a window outlives the pass however long it takes. Where
-//! the cache was raised above the directory (`client_cache_size`), pages'
-//! own stats cost what the pass's do and the pass would only double them:
-//! the pass first times a sample of stats each way and stops if that is so.
+//! the client still holds the window's inodes (`client_cache_size` raised
+//! above the directory, and a metadata server that leaves the client its
+//! capabilities), pages' own stats cost what the pass's do and the pass
+//! would only double them. So the pass times its stats against the
+//! pages' (a sample in key order at first) and runs only while pages' cost
+//! more; it pauses otherwise and looks again, because that changes within
+//! one listing: at a million files the metadata server, over its cache
+//! limit, recalled the capabilities and every key-order stat became a
+//! 17 ms request.
 
 use crate::fscalls::{read_dir, statat};
 use rustix::fs::{AtFlags, Dir, FileType, Stat};
@@ -151,6 +157,10 @@ pub(super) struct Attrs {
     paged_to: AtomicUsize,
     /// ...the last of them this many ms after `taken_at`.
     paged_ms: AtomicU64,
+    /// Stats pages made themselves (files not taken yet) since the pass
+    /// last looked, and the ns they took: what the pass would save.
+    page_stats: AtomicU64,
+    page_stat_ns: AtomicU64,
 }
 
 impl Attrs {
@@ -167,7 +177,24 @@ impl Attrs {
             taken_at: Instant::now(),
             paged_to: AtomicUsize::new(0),
             paged_ms: AtomicU64::new(0),
+            page_stats: AtomicU64::new(0),
+            page_stat_ns: AtomicU64::new(0),
         }
+    }
+
+    /// A page stat'ed `n` files of the window itself, in `took` (summed
+    /// over its threads).
+    pub fn paged_stats(&self, n: u64, took: Duration) {
+        self.page_stats.fetch_add(n, Ordering::Relaxed);
+        self.page_stat_ns
+            .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// What a page's own stat cost since the last call, if pages made any.
+    fn page_stat_cost(&self) -> Option<Duration> {
+        let n = self.page_stats.swap(0, Ordering::Relaxed);
+        let ns = self.page_stat_ns.swap(0, Ordering::Relaxed);
+        (n > 0).then(|| Duration::from_nanos(ns / n))
     }
 
     /// A page looks up the files before entry `end` itself.
@@ -370,14 +397,20 @@ pub(super) fn warm_window(dirfd: &OwnedFd, window: &mut super::window::Window) {
 /// whether it pays (see [`pass_pays`]).
 const SAMPLE: usize = 200;
 
+/// Pages' stat costs are looked at after this many of the pass's own...
+const JUDGE_EVERY: usize = 256;
+/// ...and every this long while the pass waits for them to cost more.
+const PAUSE: Duration = Duration::from_secs(1);
+
 /// Reads directory `dirfd` and stats each of the window's files right
 /// after the readdir returned it, but those pages have looked up already.
-/// Stops once nothing else holds the attributes (the window was dropped),
-/// no page has used them for a while, or the client turns out to still
-/// hold what the window's read brought: with `sample` > 0, after that many
-/// stats each way (see [`pass_pays`]).
+/// Stops once nothing else holds the attributes (the window was dropped)
+/// or no page has used them for a while. With `sample` > 0, first times
+/// that many stats in key order and then its own, and from then on runs
+/// only while pages' stats cost more than its own (see [`pass_pays`]),
+/// waiting otherwise.
 fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) {
-    let late = {
+    let mut late = {
         let Some(a) = attrs.upgrade() else { return };
         let last: Vec<usize> = (0..entries.len())
             .rev()
@@ -391,7 +424,8 @@ fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) 
         t.elapsed() / last.len().max(1) as u32
     };
     let Ok(dir) = read_dir(dirfd) else { return };
-    let (mut fresh_n, t) = (0, Instant::now());
+    // The pass's own stats since it last judged, and when it did.
+    let (mut since, mut t, mut judge_at) = (0, Instant::now(), sample);
     for (n, e) in dir.flatten().enumerate() {
         if n % 1024 == 1023 && attrs.upgrade().is_none_or(|a| a.idle()) {
             return;
@@ -409,11 +443,32 @@ fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) 
             continue;
         }
         take(&a, dirfd, entries, i);
-        fresh_n += 1;
-        if fresh_n == sample && !pass_pays(late, t.elapsed() / sample as u32) {
+        since += 1;
+        if sample == 0 || since < judge_at {
+            continue;
+        }
+        let own = t.elapsed() / since as u32;
+        late = a.page_stat_cost().unwrap_or(late);
+        drop(a);
+        if !wait_until_pays(attrs, &mut late, own) {
             return;
         }
+        (since, t, judge_at) = (0, Instant::now(), JUDGE_EVERY);
     }
+}
+
+/// Waits while a page's own stat (`late`, updated from what pages report)
+/// costs too little beside the pass's (`own`) for the pass to pay; false
+/// once the window is dropped or idle.
+fn wait_until_pays(attrs: &Weak<Attrs>, late: &mut Duration, own: Duration) -> bool {
+    while !pass_pays(*late, own) {
+        std::thread::sleep(PAUSE);
+        let Some(a) = attrs.upgrade().filter(|a| !a.idle()) else {
+            return false;
+        };
+        *late = a.page_stat_cost().unwrap_or(*late);
+    }
+    true
 }
 
 /// Whether stats right after the readdir (`fresh`, each) are enough
@@ -479,6 +534,36 @@ mod tests {
             !attrs.expired(),
             "readdir-order attributes expire one by one"
         );
+    }
+
+    #[test]
+    fn a_paused_pass_resumes_when_pages_stats_grow_dear_and_ends_with_its_window() {
+        let us = Duration::from_micros;
+        let attrs = Arc::new(Attrs::new(10, Order::Readdir));
+        attrs.paging_to(1);
+        assert_eq!(attrs.page_stat_cost(), None, "no page has stat'ed yet");
+        // Pages as cheap as the pass: it waits, until they report 17 ms
+        // stats (the metadata server took the capabilities back).
+        let pages = {
+            let attrs = attrs.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                attrs.paging_to(2);
+                attrs.paged_stats(4, us(4 * 17_000));
+            })
+        };
+        let mut late = us(300);
+        let t = Instant::now();
+        assert!(wait_until_pays(&Arc::downgrade(&attrs), &mut late, us(400)));
+        assert_eq!(late, us(17_000));
+        assert!(t.elapsed() >= Duration::from_millis(300));
+        pages.join().unwrap();
+        assert_eq!(attrs.page_stat_cost(), None, "each report is used once");
+        // A window dropped while the pass waits ends the pass.
+        let weak = Arc::downgrade(&attrs);
+        drop(attrs);
+        let mut late = us(300);
+        assert!(!wait_until_pays(&weak, &mut late, us(400)));
     }
 
     #[test]
