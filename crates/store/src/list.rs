@@ -27,7 +27,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::rc::Rc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::SystemTime;
 use window::{read_window, Bound, DirStamp, Kind, StatAhead, Window};
 
 const MAX_KEYS: usize = 1000;
@@ -510,23 +510,15 @@ impl Walk<'_> {
                 .chunks(per_thread)
                 .map(|part| {
                     scope.spawn(move || {
-                        // The stats this thread made itself, and their time.
-                        let (mut n, mut took) = (0, Duration::ZERO);
-                        let found = part
-                            .iter()
+                        part.iter()
                             .map(|(i, key)| {
                                 let read = w.stat_of(*i);
-                                let t = Instant::now();
-                                let info =
-                                    stat_object(fd, key, w.entries[*i].name(), read.as_ref());
-                                if read.is_none() {
-                                    (n, took) = (n + 1, took + t.elapsed());
-                                }
-                                (*i, info)
+                                (
+                                    *i,
+                                    stat_object(fd, key, w.entries[*i].name(), read.as_ref()),
+                                )
                             })
-                            .collect::<Vec<_>>();
-                        w.paged_stats(n, took);
-                        found
+                            .collect::<Vec<_>>()
                     })
                 })
                 .collect();

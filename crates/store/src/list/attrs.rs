@@ -157,10 +157,6 @@ pub(super) struct Attrs {
     paged_to: AtomicUsize,
     /// ...the last of them this many ms after `taken_at`.
     paged_ms: AtomicU64,
-    /// Stats pages made themselves (files not taken yet) since the pass
-    /// last looked, and the ns they took: what the pass would save.
-    page_stats: AtomicU64,
-    page_stat_ns: AtomicU64,
 }
 
 impl Attrs {
@@ -177,24 +173,7 @@ impl Attrs {
             taken_at: Instant::now(),
             paged_to: AtomicUsize::new(0),
             paged_ms: AtomicU64::new(0),
-            page_stats: AtomicU64::new(0),
-            page_stat_ns: AtomicU64::new(0),
         }
-    }
-
-    /// A page stat'ed `n` files of the window itself, in `took` (summed
-    /// over its threads).
-    pub fn paged_stats(&self, n: u64, took: Duration) {
-        self.page_stats.fetch_add(n, Ordering::Relaxed);
-        self.page_stat_ns
-            .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
-    }
-
-    /// What a page's own stat cost since the last call, if pages made any.
-    fn page_stat_cost(&self) -> Option<Duration> {
-        let n = self.page_stats.swap(0, Ordering::Relaxed);
-        let ns = self.page_stat_ns.swap(0, Ordering::Relaxed);
-        (n > 0).then(|| Duration::from_nanos(ns / n))
     }
 
     /// A page looks up the files before entry `end` itself.
@@ -392,40 +371,36 @@ pub(super) fn warm_window(dirfd: &OwnedFd, window: &mut super::window::Window) {
     }
 }
 
-/// Files a readdir-order pass stats first in key order from the window's
-/// end (where pages come last), and then in readdir order, to judge
-/// whether it pays (see [`pass_pays`]).
-const SAMPLE: usize = 200;
-
-/// Pages' stat costs are looked at after this many of the pass's own...
-const JUDGE_EVERY: usize = 256;
-/// ...and every this long while the pass waits for them to cost more.
-const PAUSE: Duration = Duration::from_secs(1);
+/// Files a readdir-order pass stats in key order from the window's end
+/// (where pages come last), and then as many in readdir order, to judge
+/// whether it pays (see [`pass_pays`]). The same thread times both, so
+/// both wait alike behind pages' lookups.
+const SAMPLE: usize = 100;
+/// A pass that pays judges again after this many more stats...
+const RUN_BETWEEN: usize = 4096;
+/// ...and one that does not, after resting this long: what the client
+/// holds changes within a listing (at a million files the metadata
+/// server, over its cache limit, recalled the capabilities, and a stat in
+/// key order became a 17 ms request).
+const REST: Duration = Duration::from_secs(10);
 
 /// Reads directory `dirfd` and stats each of the window's files right
 /// after the readdir returned it, but those pages have looked up already.
 /// Stops once nothing else holds the attributes (the window was dropped)
-/// or no page has used them for a while. With `sample` > 0, first times
-/// that many stats in key order and then its own, and from then on runs
-/// only while pages' stats cost more than its own (see [`pass_pays`]),
-/// waiting otherwise.
+/// or no page has used them for a while. With `sample` > 0 it runs only
+/// while that pays: it times `sample` stats in key order and then
+/// `sample` of its own, and if its own are not enough cheaper, rests and
+/// times both again.
 fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) {
-    let mut late = {
-        let Some(a) = attrs.upgrade() else { return };
-        let last: Vec<usize> = (0..entries.len())
-            .rev()
-            .filter(|&i| entries[i].kind == Kind::File)
-            .take(sample)
-            .collect();
-        let t = Instant::now();
-        for &i in &last {
-            take(&a, dirfd, entries, i);
-        }
-        t.elapsed() / last.len().max(1) as u32
+    // Key-order samples are taken backwards from the window's end.
+    let mut tail = entries.len();
+    let mut late = match attrs.upgrade() {
+        Some(a) => key_order_sample(&a, dirfd, entries, &mut tail, sample),
+        None => return,
     };
     let Ok(dir) = read_dir(dirfd) else { return };
-    // The pass's own stats since it last judged, and when it did.
-    let (mut since, mut t, mut judge_at) = (0, Instant::now(), sample);
+    // The pass's own stats since the last key-order sample, from when.
+    let (mut since, mut t) = (0, Instant::now());
     for (n, e) in dir.flatten().enumerate() {
         if n % 1024 == 1023 && attrs.upgrade().is_none_or(|a| a.idle()) {
             return;
@@ -444,29 +419,57 @@ fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) 
         }
         take(&a, dirfd, entries, i);
         since += 1;
-        if sample == 0 || since < judge_at {
+        if sample == 0 {
             continue;
         }
-        let own = t.elapsed() / since as u32;
-        late = a.page_stat_cost().unwrap_or(late);
-        drop(a);
-        if !wait_until_pays(attrs, &mut late, own) {
-            return;
+        if since == sample && !pass_pays(late, t.elapsed() / sample as u32) {
+            drop(a);
+            if !rest(attrs) {
+                return;
+            }
+        } else if since < sample + RUN_BETWEEN {
+            continue;
         }
-        (since, t, judge_at) = (0, Instant::now(), JUDGE_EVERY);
+        let Some(a) = attrs.upgrade() else { return };
+        late = key_order_sample(&a, dirfd, entries, &mut tail, sample);
+        (since, t) = (0, Instant::now());
     }
 }
 
-/// Waits while a page's own stat (`late`, updated from what pages report)
-/// costs too little beside the pass's (`own`) for the pass to pay; false
-/// once the window is dropped or idle.
-fn wait_until_pays(attrs: &Weak<Attrs>, late: &mut Duration, own: Duration) -> bool {
-    while !pass_pays(*late, own) {
-        std::thread::sleep(PAUSE);
-        let Some(a) = attrs.upgrade().filter(|a| !a.idle()) else {
+/// Stats up to `n` files not taken yet in key order, backwards from
+/// before `tail` (moved past them); what each cost.
+fn key_order_sample(
+    a: &Attrs,
+    dirfd: &OwnedFd,
+    entries: &[Entry],
+    tail: &mut usize,
+    n: usize,
+) -> Duration {
+    let floor = a.paged_to.load(Ordering::Relaxed);
+    let mut picked = Vec::with_capacity(n);
+    while picked.len() < n && *tail > floor {
+        *tail -= 1;
+        let i = *tail;
+        if entries[i].kind == Kind::File && a.slots[i].get().is_none() {
+            picked.push(i);
+        }
+    }
+    let t = Instant::now();
+    for &i in &picked {
+        take(a, dirfd, entries, i);
+    }
+    t.elapsed() / picked.len().max(1) as u32
+}
+
+/// Waits `REST` while pages keep using the window; false once it is
+/// dropped or idle.
+fn rest(attrs: &Weak<Attrs>) -> bool {
+    let until = Instant::now() + REST;
+    while Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(200));
+        if attrs.upgrade().is_none_or(|a| a.idle()) {
             return false;
-        };
-        *late = a.page_stat_cost().unwrap_or(*late);
+        }
     }
     true
 }
@@ -537,33 +540,29 @@ mod tests {
     }
 
     #[test]
-    fn a_paused_pass_resumes_when_pages_stats_grow_dear_and_ends_with_its_window() {
-        let us = Duration::from_micros;
-        let attrs = Arc::new(Attrs::new(10, Order::Readdir));
-        attrs.paging_to(1);
-        assert_eq!(attrs.page_stat_cost(), None, "no page has stat'ed yet");
-        // Pages as cheap as the pass: it waits, until they report 17 ms
-        // stats (the metadata server took the capabilities back).
-        let pages = {
-            let attrs = attrs.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(300));
-                attrs.paging_to(2);
-                attrs.paged_stats(4, us(4 * 17_000));
-            })
-        };
-        let mut late = us(300);
-        let t = Instant::now();
-        assert!(wait_until_pays(&Arc::downgrade(&attrs), &mut late, us(400)));
-        assert_eq!(late, us(17_000));
-        assert!(t.elapsed() >= Duration::from_millis(300));
-        pages.join().unwrap();
-        assert_eq!(attrs.page_stat_cost(), None, "each report is used once");
-        // A window dropped while the pass waits ends the pass.
-        let weak = Arc::downgrade(&attrs);
-        drop(attrs);
-        let mut late = us(300);
-        assert!(!wait_until_pays(&weak, &mut late, us(400)));
+    fn key_order_samples_walk_back_from_the_end_past_taken_and_paged_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..50 {
+            std::fs::write(tmp.path().join(format!("k{i:02}")), b"x").unwrap();
+        }
+        let dirfd = rustix::fs::open(
+            tmp.path(),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let entries = read_window(&dirfd, None, 50, None).unwrap().window.entries;
+        let attrs = Attrs::new(entries.len(), Order::Readdir);
+        attrs.paging_to(30);
+        take(&attrs, &dirfd, &entries, 48);
+        let mut tail = entries.len();
+        key_order_sample(&attrs, &dirfd, &entries, &mut tail, 5);
+        // 49, 47, 46, 45, 44: 48 was taken already.
+        assert_eq!(tail, 44);
+        key_order_sample(&attrs, &dirfd, &entries, &mut tail, 100);
+        assert_eq!(tail, 30, "pages looked up the files before 30");
+        let taken: Vec<usize> = (0..50).filter(|&i| attrs.get(i).is_some()).collect();
+        assert_eq!(taken, (30..50).collect::<Vec<_>>());
     }
 
     #[test]

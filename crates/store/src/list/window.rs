@@ -145,14 +145,6 @@ impl Window {
         }
     }
 
-    /// A page stat'ed `n` of the window's files itself in `took` (summed
-    /// over its threads): a thread taking the attributes judges by it.
-    pub fn paged_stats(&self, n: u64, took: std::time::Duration) {
-        if let Some(a) = self.attrs.as_ref().filter(|_| n > 0) {
-            a.paged_stats(n, took);
-        }
-    }
-
     /// The attributes of entry `i` taken as the directory was read, if
     /// they were.
     pub fn stat_of(&self, i: usize) -> Option<Stat> {
