@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use s3hpc_store::{measure_costs, warnings, FsProfile};
+use s3hpc_store::{client_inode_cache, measure_costs, warnings, FsProfile};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 
@@ -79,9 +79,8 @@ pub fn run(a: ProbeArgs, out: &mut impl std::io::Write) -> anyhow::Result<()> {
         )?;
     }
     if p.readdir_order_stats {
-        let cache = p
-            .client_inode_cache
-            .map_or("not readable here".to_string(), |n| n.to_string());
+        let cache =
+            client_inode_cache(&a.dir).map_or("not readable here".to_string(), |n| n.to_string());
         writeln!(
             out,
             "  listings:      a directory larger than the client's inode cache ({cache}) is stat'ed in readdir order beside the pages"

@@ -201,8 +201,8 @@ impl Store {
     /// that keeps doing so for the whole window (`attrs`), or else on this
     /// thread for the files this page may return (`ahead`). Where it keeps
     /// only the latest inodes (ceph-fuse), a thread stats the window's
-    /// files in readdir order while pages are served, as long as that pays. Threads act as the
-    /// server, so neither for a user's listing.
+    /// files in readdir order while pages are served, as long as that
+    /// pays. Threads act as the server, so neither for a user's listing.
     fn read_shared_window(
         &self,
         dirfd: &OwnedFd,

@@ -89,15 +89,6 @@ pub struct FsProfile {
     /// window's files in readdir order on a thread of their own, as `find`
     /// does (`list/attrs.rs`). From the mount type.
     pub readdir_order_stats: bool,
-    /// How many inodes the client keeps (ceph-fuse's `client_cache_size`,
-    /// asked on its admin socket at the probe; None where it could not be
-    /// asked), for `s3hpc probe`. Below a directory's size, key-order
-    /// stats there are requests to the metadata server. Above it they
-    /// were as cheap as `find`'s at 200k (87 s against 153 s), but not at
-    /// a million files, where the metadata server (over its cache limit)
-    /// recalled the client's capabilities: so listings judge by the
-    /// stats' measured cost, not by this.
-    pub client_inode_cache: Option<u64>,
     /// A directory's stamp (inode, times, size) from a forced stat
     /// (`AT_STATX_FORCE_SYNC`) reflects every client's change to it, so a
     /// listing may reuse what it read while the stamp stays: local file
@@ -142,7 +133,6 @@ impl Default for FsProfile {
             rename_gap: true,
             stat_with_readdir: false,
             readdir_order_stats: false,
-            client_inode_cache: None,
             coherent_dir_stamps: false,
             buffered_writes: true,
         }
@@ -417,12 +407,6 @@ impl FsProfile {
             p.stat_with_readdir = fs_type == FUSE_SUPER_MAGIC && mount_type.is_some_and(is_moosefs);
             p.readdir_order_stats = fs_type == FUSE_SUPER_MAGIC
                 && mount_type.is_some_and(|t| t.starts_with("fuse.ceph"));
-            if p.readdir_order_stats {
-                p.client_inode_cache = mount
-                    .as_ref()
-                    .and_then(|m| fuse_daemon(&m.point))
-                    .and_then(|(pid, _)| ceph_fuse::client_cache_size(pid));
-            }
             p.coherent_dir_stamps = coherent_dir_stamps(&p.fs_name, mount.as_ref());
             p.buffered_writes = fs_type == FUSE_SUPER_MAGIC && buffered_writes(mount_type);
         } else {
@@ -601,7 +585,8 @@ pub fn warnings(path: &Path, profile: &FsProfile) -> Vec<String> {
     let Some((mnt, fstype)) = mount_of(path) else {
         return out;
     };
-    let cmdline = fuse_daemon(&mnt).map(|(_, args)| args);
+    let daemon = fuse_daemon(&mnt);
+    let cmdline = daemon.as_ref().map(|(_, args)| args);
     if fstype == "fuse.glusterfs" {
         if let Some(on) = glusterfs_translators(&mnt).filter(|t| !t.is_empty()) {
             out.push(format!(
@@ -612,7 +597,7 @@ pub fn warnings(path: &Path, profile: &FsProfile) -> Vec<String> {
                 on.join(", ")
             ));
         }
-        if let Some(c) = &cmdline {
+        if let Some(c) = cmdline {
             for opt in ["attribute-timeout", "entry-timeout", "negative-timeout"] {
                 if !c.iter().any(|a| a == &format!("--{opt}=0")) {
                     out.push(format!(
@@ -623,7 +608,7 @@ pub fn warnings(path: &Path, profile: &FsProfile) -> Vec<String> {
             }
         }
     } else if fstype.starts_with("fuse.mfs") || fstype == "fuse.moosefs" {
-        if let Some(c) = &cmdline {
+        if let Some(c) = cmdline {
             let all = c.join(" ");
             for opt in [
                 "mfsattrcacheto",
@@ -641,7 +626,8 @@ pub fn warnings(path: &Path, profile: &FsProfile) -> Vec<String> {
             }
         }
     } else if fstype.starts_with("fuse.ceph") {
-        if let Some(n) = profile.client_inode_cache.filter(|&n| n < LARGE_DIRECTORY) {
+        let cache = daemon.and_then(|(pid, _)| ceph_fuse::client_cache_size(pid));
+        if let Some(n) = cache.filter(|&n| n < LARGE_DIRECTORY) {
             out.push(format!(
                 "ceph-fuse keeps {n} inodes on {mnt} (client_cache_size): a listing of a \
                  larger directory stats each file over the metadata server again (2-2.5 times \
@@ -653,6 +639,23 @@ pub fn warnings(path: &Path, profile: &FsProfile) -> Vec<String> {
         }
     }
     out
+}
+
+/// How many inodes the ceph-fuse client under `path` keeps
+/// (`client_cache_size`, asked on its admin socket), for `s3hpc probe`;
+/// None for other file systems, or where it cannot be asked. Below a
+/// directory's size, key-order stats there are requests to the metadata
+/// server. Above it they were as cheap as `find`'s at 200k (87 s against
+/// 153 s), but not at a million files, where the metadata server (over its
+/// cache limit) recalled the client's capabilities: so listings judge by
+/// the stats' measured cost (`list/attrs.rs`), not by this.
+pub fn client_inode_cache(path: &Path) -> Option<u64> {
+    let (mnt, fstype) = mount_of(path)?;
+    if !fstype.starts_with("fuse.ceph") {
+        return None;
+    }
+    let (pid, _) = fuse_daemon(&mnt)?;
+    ceph_fuse::client_cache_size(pid)
 }
 
 /// A directory size a centre's projects reach (issue 27: millions of

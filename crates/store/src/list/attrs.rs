@@ -36,12 +36,12 @@
 //! the client still holds the window's inodes (`client_cache_size` raised
 //! above the directory, and a metadata server that leaves the client its
 //! capabilities), pages' own stats cost what the pass's do and the pass
-//! would only double them. So the pass times its stats against the
-//! pages' (a sample in key order at first) and runs only while pages' cost
-//! more; it pauses otherwise and looks again, because that changes within
-//! one listing: at a million files the metadata server, over its cache
-//! limit, recalled the capabilities and every key-order stat became a
-//! 17 ms request.
+//! would only double them. So the pass times a sample of stats in key
+//! order against a sample of its own and runs only while the first cost
+//! more; it rests otherwise and times both again, because that changes
+//! within one listing: at a million files the metadata server, over its
+//! cache limit, recalled the capabilities and every key-order stat became
+//! a 17 ms request.
 
 use crate::fscalls::{read_dir, statat};
 use rustix::fs::{AtFlags, Dir, FileType, Stat};

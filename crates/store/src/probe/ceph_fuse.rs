@@ -1,6 +1,6 @@
 //! ceph-fuse's own settings, asked on its admin socket. The size of its
 //! inode cache (`client_cache_size`) decides what a stat in key order costs
-//! in a directory larger than it (see `FsProfile::client_inode_cache`).
+//! in a directory larger than it (see `super::client_inode_cache`).
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
