@@ -230,7 +230,8 @@ def main():
                 finds.append(timed(["find", d, "-type", "f", "-size", "-1k"], 1))
                 lss.append(timed(["ls", "-f", d], 1))
                 print(f"N={n}: list {totals[-1]:.2f} s ({len(these)} pages, median "
-                      f"{statistics.median(these) * 1000:.1f} ms), find {finds[-1]:.2f} s, "
+                      f"{statistics.median(these) * 1000:.1f} ms, slowest {max(these):.2f} s), "
+                      f"find {finds[-1]:.2f} s, "
                       f"ls -f {lss[-1]:.2f} s", file=sys.stderr, flush=True)
             # The sweep in the background removed the planted temporary.
             t0 = time.time()

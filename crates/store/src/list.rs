@@ -27,7 +27,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::rc::Rc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 use window::{read_window, Bound, DirStamp, Kind, StatAhead, Window};
 
 const MAX_KEYS: usize = 1000;
@@ -70,6 +70,8 @@ struct Walk<'a> {
     page: ListPage,
     /// The last emitted item, as a token.
     last: Option<String>,
+    /// When the request began (a page's lookups keep to a budget).
+    started: Instant,
 }
 
 /// Whether the walk should go on.
@@ -114,6 +116,7 @@ impl Store {
             max,
             page: ListPage::default(),
             last: None,
+            started: Instant::now(),
         };
         // Start in the deepest directory the prefix names entirely.
         let (dir, filter) = match req.prefix.rfind('/') {
@@ -493,11 +496,20 @@ impl Walk<'_> {
                 wanted.push((i, key));
             }
         }
+        // Where a readdir-order pass pays, its lookups and the page's
+        // queue for one lock: the page leaves them to it as long as its
+        // budget allows, and looks up the rest on its own thread.
+        let paying = w.pass_paying();
+        if paying {
+            let idx: Vec<usize> = wanted.iter().map(|(i, _)| *i).collect();
+            w.wait_for_pass(&idx, self.started + attrs::PAGE_BUDGET);
+            wanted.retain(|(i, _)| w.stat_of(*i).is_none_or(|st| meta::has_meta(&st)));
+        }
         w.paging_to(end);
         // A thread starts with its creator's credentials (clone(2)), so
         // these act as the user this thread acts as: the kernel checks
         // their lookups as it checks this thread's.
-        if wanted.len() < 2 {
+        if wanted.len() < 2 || paying {
             return HashMap::new();
         }
         let lease = threads::Lease::take(LOOKUP_THREADS.min(wanted.len()));

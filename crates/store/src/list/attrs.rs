@@ -46,7 +46,7 @@
 use crate::fscalls::{read_dir, statat};
 use rustix::fs::{AtFlags, Dir, FileType, Stat};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -78,6 +78,13 @@ const STAT_THREADS: usize = 4;
 /// ...for windows of at least this many entries (each read costs the
 /// master one answer holding the whole directory).
 const PARALLEL_FROM: usize = 16 * 1024;
+/// While a readdir-order pass pays, a page waits for it to take the
+/// page's files rather than look them up itself, as long as it could
+/// still look up what is left this long after its request began. Its
+/// lookups and the pass's share one lock (see [`Attrs::wait_for_pass`]).
+pub(super) const PAGE_BUDGET: Duration = Duration::from_secs(10);
+/// How often a waiting page looks at what the pass has taken.
+const POLL: Duration = Duration::from_millis(20);
 
 /// What a listing needs of a file's `stat` (size, time, the inode and
 /// device for the fast ETag and the replaced-file check, the mode for the
@@ -157,6 +164,12 @@ pub(super) struct Attrs {
     paged_to: AtomicUsize,
     /// ...the last of them this many ms after `taken_at`.
     paged_ms: AtomicU64,
+    /// A readdir-order pass runs and its last judgement said it pays...
+    paying: AtomicBool,
+    /// ...where a stat in key order cost this many ns, and one of its own
+    /// this many.
+    late_ns: AtomicU64,
+    fresh_ns: AtomicU64,
 }
 
 impl Attrs {
@@ -173,6 +186,47 @@ impl Attrs {
             taken_at: Instant::now(),
             paged_to: AtomicUsize::new(0),
             paged_ms: AtomicU64::new(0),
+            paying: AtomicBool::new(false),
+            late_ns: AtomicU64::new(0),
+            fresh_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether a readdir-order pass runs and pays: a page then leaves the
+    /// lookups to it as far as it can.
+    pub fn pass_paying(&self) -> bool {
+        self.paying.load(Ordering::Relaxed)
+    }
+
+    /// Waits while the pass pays and has not yet taken all the files
+    /// `wanted` (entry indices), as long as a page could still look up
+    /// those left by `deadline`.
+    ///
+    /// ceph-fuse's kernel side takes one lookup at a time per directory,
+    /// so a page's lookups (each a metadata server request, in key order)
+    /// and the pass's (answered by the client's cache) queue for the same
+    /// lock, and every lookup a page makes costs the pass several of its
+    /// own. Pages that look up at once starved the pass at a million
+    /// files (17 stats in 10 s against 16 page threads' 560). A page that
+    /// waits gives the pass the lock: its files, spread over the readdir
+    /// order, are taken a share at a time, and what is left it looks up
+    /// itself (one lookup and one of the pass's, in turn, each).
+    pub fn wait_for_pass(&self, wanted: &[usize], deadline: Instant) {
+        loop {
+            if !self.pass_paying() {
+                return;
+            }
+            let left = wanted
+                .iter()
+                .filter(|&&i| self.slots.get(i).is_some_and(|s| s.get().is_none()))
+                .count();
+            let each = Duration::from_nanos(
+                self.late_ns.load(Ordering::Relaxed) + self.fresh_ns.load(Ordering::Relaxed),
+            );
+            if left == 0 || Instant::now() + each * left as u32 + POLL >= deadline {
+                return;
+            }
+            std::thread::sleep(POLL);
         }
     }
 
@@ -365,6 +419,9 @@ pub(super) fn warm_window(dirfd: &OwnedFd, window: &mut super::window::Window) {
         .spawn(move || {
             let _lease = lease;
             warm(&weak, &fd, &entries, SAMPLE);
+            if let Some(a) = weak.upgrade() {
+                a.paying.store(false, Ordering::Relaxed);
+            }
         });
     if started.is_ok() {
         window.attrs = Some(attrs);
@@ -422,7 +479,7 @@ fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) 
         if sample == 0 {
             continue;
         }
-        if since == sample && !pass_pays(late, t.elapsed() / sample as u32) {
+        if since == sample && !a.judge(late, t.elapsed() / sample as u32) {
             drop(a);
             if !rest(attrs) {
                 return;
@@ -433,6 +490,20 @@ fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) 
         let Some(a) = attrs.upgrade() else { return };
         late = key_order_sample(&a, dirfd, entries, &mut tail, sample);
         (since, t) = (0, Instant::now());
+    }
+}
+
+impl Attrs {
+    /// Whether the pass pays, by what a stat in key order cost (`late`)
+    /// and one of its own (`fresh`); pages learn both.
+    fn judge(&self, late: Duration, fresh: Duration) -> bool {
+        let pays = pass_pays(late, fresh);
+        self.late_ns
+            .store(late.as_nanos() as u64, Ordering::Relaxed);
+        self.fresh_ns
+            .store(fresh.as_nanos() as u64, Ordering::Relaxed);
+        self.paying.store(pays, Ordering::Relaxed);
+        pays
     }
 }
 
@@ -563,6 +634,52 @@ mod tests {
         assert_eq!(tail, 30, "pages looked up the files before 30");
         let taken: Vec<usize> = (0..50).filter(|&i| attrs.get(i).is_some()).collect();
         assert_eq!(taken, (30..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pages_wait_for_a_paying_pass_only_within_their_budget() {
+        let ms = Duration::from_millis;
+        let attr = Attr {
+            dev: 1,
+            ino: 1,
+            size: 0,
+            mtime: 0,
+            mtime_nsec: 0,
+            mode: 0o100644,
+            taken_ms: 0,
+        };
+        let wanted: Vec<usize> = (0..10).collect();
+        let attrs = Arc::new(Attrs::new(10, Order::Readdir));
+        // No pass judged yet (or it rests): no wait at all.
+        let t = Instant::now();
+        attrs.wait_for_pass(&wanted, t + Duration::from_secs(5));
+        assert!(t.elapsed() < ms(500));
+        // A paying pass at 1 ms a lookup: the page waits until it has
+        // taken the page's files, here after 300 ms.
+        assert!(attrs.judge(ms(3) / 2, ms(1) / 2));
+        let filler = {
+            let a = attrs.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(ms(300));
+                for s in &a.slots {
+                    let _ = s.set(Some(attr));
+                }
+            })
+        };
+        let t = Instant::now();
+        attrs.wait_for_pass(&wanted, t + Duration::from_secs(5));
+        let waited = t.elapsed();
+        filler.join().unwrap();
+        assert!(waited >= ms(280) && waited < ms(3000), "{waited:?}");
+        // Lookups of 1 s each: ten left do not fit in 5 s, no wait.
+        let attrs = Attrs::new(10, Order::Readdir);
+        assert!(attrs.judge(ms(900), ms(100)));
+        let t = Instant::now();
+        attrs.wait_for_pass(&wanted, t + Duration::from_secs(5));
+        assert!(t.elapsed() < ms(500));
+        // A pass that does not pay: pages do not wait for it.
+        assert!(!attrs.judge(ms(1), ms(1)));
+        assert!(!attrs.pass_paying());
     }
 
     #[test]

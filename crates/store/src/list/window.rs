@@ -145,6 +145,20 @@ impl Window {
         }
     }
 
+    /// Whether a readdir-order pass takes the window's attributes, and
+    /// pays (`Attrs::pass_paying`).
+    pub fn pass_paying(&self) -> bool {
+        self.attrs.as_ref().is_some_and(|a| a.pass_paying())
+    }
+
+    /// Lets a paying pass take the files `wanted` first, within a page's
+    /// `deadline` (`Attrs::wait_for_pass`).
+    pub fn wait_for_pass(&self, wanted: &[usize], deadline: std::time::Instant) {
+        if let Some(a) = &self.attrs {
+            a.wait_for_pass(wanted, deadline);
+        }
+    }
+
     /// The attributes of entry `i` taken as the directory was read, if
     /// they were.
     pub fn stat_of(&self, i: usize) -> Option<Stat> {
