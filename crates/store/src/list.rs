@@ -386,7 +386,11 @@ impl Walk<'_> {
                     let info = match found.remove(&i) {
                         Some(info) => info,
                         None => {
-                            let read = w.stat_of(i);
+                            let mut read = w.stat_of(i);
+                            if read.is_none() {
+                                w.hold_for_sample();
+                                read = w.stat_of(i);
+                            }
                             self.stat_unless_passed(fd, &key, e.name(), read.as_ref())
                         }
                     };
@@ -496,11 +500,13 @@ impl Walk<'_> {
                 wanted.push((i, key));
             }
         }
-        // Where a readdir-order pass pays, its lookups and the page's
-        // queue for one lock: the page leaves them to it as long as its
-        // budget allows, and looks up the rest on its own thread.
-        let paying = w.pass_paying();
-        if paying {
+        // Where a readdir-order pass runs (ceph-fuse), the kernel takes
+        // one lookup at a time per directory, so the page's lookups and
+        // the pass's queue for one lock. While the pass pays, the page
+        // leaves its lookups to it as long as its budget allows, and
+        // looks up the rest on its own thread: 16 threads starved the
+        // pass, whose stats the client's cache answers (`attrs`).
+        if w.readdir_order() {
             let idx: Vec<usize> = wanted.iter().map(|(i, _)| *i).collect();
             w.wait_for_pass(&idx, self.started + attrs::PAGE_BUDGET);
             wanted.retain(|(i, _)| w.stat_of(*i).is_none_or(|st| meta::has_meta(&st)));
@@ -509,7 +515,7 @@ impl Walk<'_> {
         // A thread starts with its creator's credentials (clone(2)), so
         // these act as the user this thread acts as: the kernel checks
         // their lookups as it checks this thread's.
-        if wanted.len() < 2 || paying {
+        if wanted.len() < 2 || w.pass_paying() {
             return HashMap::new();
         }
         let lease = threads::Lease::take(LOOKUP_THREADS.min(wanted.len()));
@@ -524,6 +530,7 @@ impl Walk<'_> {
                     scope.spawn(move || {
                         part.iter()
                             .map(|(i, key)| {
+                                w.hold_for_sample();
                                 let read = w.stat_of(*i);
                                 (
                                     *i,

@@ -145,10 +145,23 @@ impl Window {
         }
     }
 
-    /// Whether a readdir-order pass takes the window's attributes, and
-    /// pays (`Attrs::pass_paying`).
+    /// Whether a pass takes the window's attributes in readdir order
+    /// (`attrs`, ceph-fuse).
+    pub fn readdir_order(&self) -> bool {
+        self.attrs.as_ref().is_some_and(|a| a.readdir_order())
+    }
+
+    /// Whether such a pass runs and pays (`Attrs::pass_paying`).
     pub fn pass_paying(&self) -> bool {
         self.attrs.as_ref().is_some_and(|a| a.pass_paying())
+    }
+
+    /// Holds a page's lookup while the pass times its samples
+    /// (`Attrs::hold_for_sample`).
+    pub fn hold_for_sample(&self) {
+        if let Some(a) = &self.attrs {
+            a.hold_for_sample();
+        }
     }
 
     /// Lets a paying pass take the files `wanted` first, within a page's
