@@ -222,9 +222,10 @@ impl Attrs {
         }
     }
 
-    /// Waits while the pass pays and has not yet taken all the files
-    /// `wanted` (entry indices), as long as a page could still look up
-    /// those left by `deadline`.
+    /// Waits while the pass pays (or times the samples that may say it
+    /// does) and has not yet taken all the files `wanted` (entry
+    /// indices), as long as a page could still look up those left by
+    /// `deadline`.
     ///
     /// ceph-fuse's kernel side takes one lookup at a time per directory,
     /// so a page's lookups (each a metadata server request, in key order)
