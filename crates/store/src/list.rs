@@ -386,11 +386,10 @@ impl Walk<'_> {
                     let info = match found.remove(&i) {
                         Some(info) => info,
                         None => {
-                            let mut read = w.stat_of(i);
-                            if read.is_none() {
+                            let read = w.stat_of(i).or_else(|| {
                                 w.hold_for_sample();
-                                read = w.stat_of(i);
-                            }
+                                w.stat_of(i)
+                            });
                             self.stat_unless_passed(fd, &key, e.name(), read.as_ref())
                         }
                     };

@@ -479,10 +479,7 @@ fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) 
     // Key-order samples are taken backwards from the window's end.
     let mut tail = entries.len();
     let mut late = match attrs.upgrade() {
-        Some(a) if sample > 0 => {
-            a.sampling.store(true, Ordering::Relaxed);
-            key_order_sample(&a, dirfd, entries, &mut tail, sample)
-        }
+        Some(a) if sample > 0 => key_order_sample(&a, dirfd, entries, &mut tail, sample),
         Some(_) => Duration::ZERO,
         None => return,
     };
@@ -519,7 +516,6 @@ fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) 
             continue;
         }
         let Some(a) = attrs.upgrade() else { return };
-        a.sampling.store(true, Ordering::Relaxed);
         late = key_order_sample(&a, dirfd, entries, &mut tail, sample);
         (since, t) = (0, Instant::now());
     }
@@ -541,7 +537,8 @@ impl Attrs {
 }
 
 /// Stats up to `n` files not taken yet in key order, backwards from
-/// before `tail` (moved past them); what each cost.
+/// before `tail` (moved past them); what each cost. Starts a sampling:
+/// pages hold their lookups until the judgement (`Attrs::judge`).
 fn key_order_sample(
     a: &Attrs,
     dirfd: &OwnedFd,
@@ -549,6 +546,7 @@ fn key_order_sample(
     tail: &mut usize,
     n: usize,
 ) -> Duration {
+    a.sampling.store(true, Ordering::Relaxed);
     let floor = a.paged_to.load(Ordering::Relaxed);
     let mut picked = Vec::with_capacity(n);
     while picked.len() < n && *tail > floor {
