@@ -101,6 +101,7 @@ def list_raw(port, prefix, page_times):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     token = None
     keys = 0
+    began = shown = time.perf_counter()
     while True:
         q = {"list-type": "2", "prefix": prefix, "max-keys": "1000"}
         if token:
@@ -113,9 +114,11 @@ def list_raw(port, prefix, page_times):
         if r.status != 200:
             raise RuntimeError(f"HTTP {r.status}: {body[:300]!r}")
         keys += body.count(b"<Key>")
-        if len(page_times) % 100 == 0:
-            # Progress, so that a run cut short still says something.
-            print(f"  {len(page_times)} pages, {keys} keys, median page "
+        if len(page_times) % 100 == 0 or time.perf_counter() - shown > 30:
+            # Progress, so that a run cut short still says something (pages
+            # may hold fewer than 1000 keys: S3 allows a short truncated one).
+            shown = time.perf_counter()
+            print(f"  {shown - began:.0f} s: {len(page_times)} pages, {keys} keys, median page "
                   f"{statistics.median(page_times) * 1000:.1f} ms", file=sys.stderr, flush=True)
         m = re.search(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>", body)
         if not m:

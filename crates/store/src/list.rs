@@ -27,7 +27,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::rc::Rc;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 use window::{read_window, Bound, DirStamp, Kind, StatAhead, Window};
 
 const MAX_KEYS: usize = 1000;
@@ -35,30 +35,64 @@ const MAX_KEYS: usize = 1000;
 /// where each stat waits for a server (as `threads` leaves free).
 const LOOKUP_THREADS: usize = 16;
 
+/// A token names a listing's start at most this long ago (a client's
+/// token may say anything): the attributes a page uses were taken at most
+/// `attrs::MAX_AGE` before it.
+const MAX_LISTING: Duration = Duration::from_secs(3600);
+
 /// Where a listing resumes.
 struct Resume {
     /// Only keys strictly greater than this.
     after: Option<String>,
     /// Skip every key under this common prefix (resuming after a prefix).
     skip_prefix: Option<String>,
+    /// When the listing began, as its token says (ms since the epoch).
+    began_ms: Option<u64>,
 }
 
+/// A continuation token: `k` (after a key) or `p` (after a common
+/// prefix), `@` and when the listing began in ms since the epoch, `:`
+/// and the key or prefix. Tokens of `k:KEY` and `p:PREFIX` (no start,
+/// as issued before) resume too.
 fn decode_token(token: &str) -> Result<Resume> {
     let bad = || {
         s3err!(InvalidArgument, "the continuation token {token:?} is not one this server issued; restart the listing without it")
     };
-    let (kind, rest) = token.split_at_checked(2).ok_or_else(bad)?;
+    let (kind, rest) = token.split_at_checked(1).ok_or_else(bad)?;
+    let (began_ms, after) = match rest.strip_prefix(':') {
+        Some(after) => (None, after),
+        None => {
+            let (ms, after) = rest
+                .strip_prefix('@')
+                .and_then(|r| r.split_once(':'))
+                .ok_or_else(bad)?;
+            (Some(ms.parse::<u64>().map_err(|_| bad())?), after)
+        }
+    };
+    let after = Some(after.to_string());
     match kind {
-        "k:" => Ok(Resume {
-            after: Some(rest.to_string()),
+        "k" => Ok(Resume {
+            after,
             skip_prefix: None,
+            began_ms,
         }),
-        "p:" => Ok(Resume {
-            after: Some(rest.to_string()),
-            skip_prefix: Some(rest.to_string()),
+        "p" => Ok(Resume {
+            skip_prefix: after.clone(),
+            after,
+            began_ms,
         }),
         _ => Err(bad()),
     }
+}
+
+/// `last` (`k:KEY` or `p:PREFIX`) as a token of a listing that began at
+/// `began` (see `decode_token`).
+fn encode_token(last: &str, began: SystemTime) -> String {
+    let ms = began
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    format!("{}@{ms}{}", &last[..1], &last[1..])
 }
 
 struct Walk<'a> {
@@ -72,6 +106,11 @@ struct Walk<'a> {
     last: Option<String>,
     /// When the request began (a page's lookups keep to a budget).
     started: Instant,
+    /// When the listing began (its first page's request).
+    began: SystemTime,
+    /// How old attributes a pass took may be: those taken `MAX_AGE`
+    /// before the listing began, or since.
+    attr_age: Duration,
 }
 
 /// Whether the walk should go on.
@@ -96,13 +135,23 @@ impl Store {
                 Resume {
                     after: Some(a.clone()),
                     skip_prefix: is_cp.then(|| a.clone()),
+                    began_ms: None,
                 }
             }
             _ => Resume {
                 after: None,
                 skip_prefix: None,
+                began_ms: None,
             },
         };
+        // Where the token does not say (a v1 marker, start-after, an
+        // older token), the listing begins with this page.
+        let now = SystemTime::now();
+        let began = resume
+            .began_ms
+            .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms))
+            .map_or(now, |t| t.clamp(now - MAX_LISTING, now));
+        let attr_age = attrs::MAX_AGE + now.duration_since(began).unwrap_or_default();
         let max = if req.max_keys == 0 {
             MAX_KEYS
         } else {
@@ -117,6 +166,8 @@ impl Store {
             page: ListPage::default(),
             last: None,
             started: Instant::now(),
+            began,
+            attr_age,
         };
         // Start in the deepest directory the prefix names entirely.
         let (dir, filter) = match req.prefix.rfind('/') {
@@ -135,7 +186,7 @@ impl Store {
         };
         let _ = walk.visit(&dir_rel(bucket, dir), &key_prefix, filter);
         if walk.page.is_truncated {
-            walk.page.next_token = walk.last.take();
+            walk.page.next_token = walk.last.take().map(|t| encode_token(&t, walk.began));
         }
         Ok(walk.page)
     }
@@ -386,10 +437,17 @@ impl Walk<'_> {
                     let info = match found.remove(&i) {
                         Some(info) => info,
                         None => {
-                            let read = w.stat_of(i).or_else(|| {
+                            let read = w.stat_of(i, self.attr_age).or_else(|| {
                                 w.hold_for_sample();
-                                w.stat_of(i)
+                                w.stat_of(i, self.attr_age)
                             });
+                            if read.is_none() {
+                                if self.budget_spent(w, &key) {
+                                    self.page.is_truncated = true;
+                                    return std::ops::ControlFlow::Break(());
+                                }
+                                w.paging_to(i + 1);
+                            }
                             self.stat_unless_passed(fd, &key, e.name(), read.as_ref())
                         }
                     };
@@ -406,6 +464,18 @@ impl Walk<'_> {
             }
         }
         std::ops::ControlFlow::Continue(!w.more)
+    }
+
+    /// Whether a page that would now look up `key` itself returns what
+    /// it has instead: it has at least one key (so the next page's token
+    /// differs from this one's), the window's pass pays, and the page's
+    /// budget is spent (see `attrs::OWN_SHARE`).
+    fn budget_spent(&self, w: &Window, key: &str) -> bool {
+        !(self.page.objects.is_empty() && self.page.common_prefixes.is_empty())
+            && w.pass_paying()
+            && self.started.elapsed() >= attrs::PAGE_BUDGET
+            && !self.skipped(key)
+            && self.common_prefix(key).is_none()
     }
 
     fn skipped(&self, key: &str) -> bool {
@@ -495,7 +565,9 @@ impl Walk<'_> {
             returned += 1;
             // A file whose attributes came with the directory and that
             // has no metadata to read needs no round trip.
-            if w.stat_of(i).is_none_or(|st| meta::has_meta(&st)) {
+            if w.stat_of(i, self.attr_age)
+                .is_none_or(|st| meta::has_meta(&st))
+            {
                 wanted.push((i, key));
             }
         }
@@ -508,13 +580,21 @@ impl Walk<'_> {
         if w.readdir_order() {
             let idx: Vec<usize> = wanted.iter().map(|(i, _)| *i).collect();
             w.wait_for_pass(&idx, self.started + attrs::PAGE_BUDGET);
-            wanted.retain(|(i, _)| w.stat_of(*i).is_none_or(|st| meta::has_meta(&st)));
+            wanted.retain(|(i, _)| {
+                w.stat_of(*i, self.attr_age)
+                    .is_none_or(|st| meta::has_meta(&st))
+            });
+        }
+        // Beside a paying pass the walk looks up what is left one file
+        // at a time, telling the pass as it goes: the page may end short.
+        if w.pass_paying() {
+            return HashMap::new();
         }
         w.paging_to(end);
         // A thread starts with its creator's credentials (clone(2)), so
         // these act as the user this thread acts as: the kernel checks
         // their lookups as it checks this thread's.
-        if wanted.len() < 2 || w.pass_paying() {
+        if wanted.len() < 2 {
             return HashMap::new();
         }
         let lease = threads::Lease::take(LOOKUP_THREADS.min(wanted.len()));
@@ -530,7 +610,7 @@ impl Walk<'_> {
                         part.iter()
                             .map(|(i, key)| {
                                 w.hold_for_sample();
-                                let read = w.stat_of(*i);
+                                let read = w.stat_of(*i, self.attr_age);
                                 (
                                     *i,
                                     stat_object(fd, key, w.entries[*i].name(), read.as_ref()),
@@ -717,5 +797,85 @@ fn stat_object(
             Err(_) if attempts < 4 => attempts += 1,
             Err(_) => return Some(meta::object_info(key, &st, Some(StoredMeta::default()))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_carry_the_listings_start_and_old_ones_still_resume() {
+        let began = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_000_000_123);
+        let t = encode_token("k:a:b@c", began);
+        assert_eq!(t, "k@1764000000123:a:b@c");
+        let r = decode_token(&t).unwrap();
+        assert_eq!(r.after.as_deref(), Some("a:b@c"));
+        assert_eq!(r.began_ms, Some(1_764_000_000_123));
+        assert!(r.skip_prefix.is_none());
+        let r = decode_token(&encode_token("p:d/", began)).unwrap();
+        assert_eq!(r.skip_prefix.as_deref(), Some("d/"));
+        let r = decode_token("k:x").unwrap();
+        assert_eq!((r.after.as_deref(), r.began_ms), (Some("x"), None));
+        for bad in ["", "k", "x:a", "k@:a", "k@12a:b", "k@12", "é:a", "k@-1:a"] {
+            assert!(decode_token(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// A page beside a paying pass whose budget is spent returns the keys
+    /// the pass has taken from its start, and one more it looks up itself
+    /// if it has none: truncated, with a token after its last key.
+    #[test]
+    fn a_page_beside_a_paying_pass_ends_short_once_its_budget_is_spent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = StoreConfig {
+            etag: EtagPolicy::Md5,
+            durability: Durability::None,
+        };
+        let store = Store::open_adjusted(tmp.path(), config, |p| p.shared = true).unwrap();
+        store.create_bucket("bkt").unwrap();
+        for i in 0..20 {
+            std::fs::write(tmp.path().join(format!("bkt/f{i:02}")), b"x").unwrap();
+        }
+        let rel = dir_rel("bkt", "");
+        let dirfd = store.open_listing(&rel).unwrap();
+        let mut w = read_window(&dirfd, None, 1000, None).unwrap().window;
+        let attrs = attrs::Attrs::paying(w.entries.len());
+        let file = |name: &str| w.entries.iter().position(|e| e.name() == name).unwrap();
+        for name in ["f00", "f01", "f02", "f03", "f04", "f07"] {
+            attrs.take(&dirfd, &w.entries, file(name));
+        }
+        w.attrs = Some(attrs.clone());
+        let page = |after: Option<&str>| {
+            let mut walk = Walk {
+                store: &store,
+                prefix: "",
+                delimiter: None,
+                resume: Resume {
+                    after: after.map(str::to_string),
+                    skip_prefix: None,
+                    began_ms: None,
+                },
+                max: 1000,
+                page: ListPage::default(),
+                last: None,
+                started: Instant::now() - attrs::PAGE_BUDGET,
+                began: SystemTime::now(),
+                attr_age: attrs::MAX_AGE,
+            };
+            let flow = walk.visit_window(&rel, "", "", dirfd.as_fd(), &w);
+            assert!(flow.is_break() && walk.page.is_truncated);
+            let keys: Vec<String> = walk.page.objects.iter().map(|o| o.key.clone()).collect();
+            (keys, walk.last.unwrap())
+        };
+        let (keys, last) = page(None);
+        assert_eq!(keys, ["f00", "f01", "f02", "f03", "f04"]);
+        assert_eq!(last, "k:f04");
+        assert_eq!(attrs.paged_to(), 0, "the page looked up nothing itself");
+        let (keys, _) = page(Some("f04"));
+        assert_eq!(keys, ["f05"], "one of its own, so that the token moves");
+        assert_eq!(attrs.paged_to(), file("f05") + 1);
+        let (keys, _) = page(Some("f05"));
+        assert_eq!(keys, ["f06", "f07"]);
     }
 }

@@ -53,8 +53,13 @@ use std::time::{Duration, Instant};
 use super::threads::Lease;
 use super::window::{read_window_in, Entry, Kind, Read};
 
-/// Attributes older than this are not used: the window is read again.
-pub(super) const MAX_AGE: Duration = Duration::from_secs(60);
+/// Attributes taken this long before a listing began are not used: a
+/// file rewritten in place by a POSIX program (which leaves the
+/// directory's stamp as it is) shows its new size within this. Those a
+/// readdir-order pass took after are used for the whole listing, however
+/// long it takes (at a million files on ceph-fuse the pass takes minutes
+/// over a window, and pages need all of a window's first keys).
+pub(crate) const MAX_AGE: Duration = Duration::from_secs(60);
 /// A reader this many files ahead of the stats does its own stat rather
 /// than wait (a listing that starts deep inside a fresh window).
 const WAIT_AHEAD: usize = 8192;
@@ -85,8 +90,14 @@ const PARALLEL_FROM: usize = 16 * 1024;
 pub(super) const PAGE_BUDGET: Duration = Duration::from_secs(10);
 /// How often a waiting page looks at what the pass has taken.
 const POLL: Duration = Duration::from_millis(20);
+/// Of its budget, a page that waits for a paying pass keeps at most this
+/// much for its own lookups, and then returns what it has (fewer keys
+/// than asked for, truncated, as S3 allows): at a million files a lookup
+/// in key order cost 30-40 ms, and a page's thousand of them starved the
+/// pass, which takes a file in 0.1-1 ms.
+pub(super) const OWN_SHARE: Duration = Duration::from_secs(1);
 /// The longest a page's lookup is held while the pass times its samples
-/// (200 stats: 0.2-1.5 s measured, 1.9-14 ms a key-order stat).
+/// (at most `SAMPLE_TIME` in key order, and `SAMPLE` stats of its own).
 const MAX_HOLD: Duration = Duration::from_secs(3);
 
 /// What a listing needs of a file's `stat` (size, time, the inode and
@@ -225,7 +236,8 @@ impl Attrs {
     /// Waits while the pass pays (or times the samples that may say it
     /// does) and has not yet taken all the files `wanted` (entry
     /// indices), as long as a page could still look up those left by
-    /// `deadline`.
+    /// `deadline`, or `OWN_SHARE` of them where they would take longer
+    /// (the page then returns fewer keys).
     ///
     /// ceph-fuse's kernel side takes one lookup at a time per directory,
     /// so a page's lookups (each a metadata server request, in key order)
@@ -249,7 +261,8 @@ impl Attrs {
             let each = Duration::from_nanos(
                 self.late_ns.load(Ordering::Relaxed) + self.fresh_ns.load(Ordering::Relaxed),
             );
-            if left == 0 || Instant::now() + each * left as u32 + POLL >= deadline {
+            let own = (each * left as u32).min(OWN_SHARE);
+            if left == 0 || Instant::now() + own + POLL >= deadline {
                 return;
             }
             std::thread::sleep(POLL);
@@ -272,11 +285,12 @@ impl Attrs {
     }
 
     /// The attributes of entry `i` if it is a file they were taken for,
-    /// waiting for the stats to reach it unless they are far behind.
-    pub fn get(&self, i: usize) -> Option<Stat> {
+    /// waiting for the stats to reach it unless they are far behind;
+    /// those taken in readdir order only if taken at most `max_age` ago.
+    pub fn get(&self, i: usize, max_age: Duration) -> Option<Stat> {
         let slot = self.slots.get(i)?;
         if let Some(a) = slot.get() {
-            return a.filter(|a| self.fresh(a)).map(|a| a.stat());
+            return a.filter(|a| self.fresh(a, max_age)).map(|a| a.stat());
         }
         if self.order == Order::Readdir {
             return None;
@@ -296,15 +310,15 @@ impl Attrs {
         slot.get().copied().flatten().map(|a| a.stat())
     }
 
-    /// Whether attributes taken in readdir order are young enough to use
-    /// (those taken in key order expire with their window).
-    fn fresh(&self, a: &Attr) -> bool {
+    /// Whether attributes taken in readdir order were taken at most
+    /// `max_age` ago (those taken in key order expire with their window).
+    fn fresh(&self, a: &Attr, max_age: Duration) -> bool {
         self.order == Order::Key
             || self
                 .taken_at
                 .elapsed()
                 .saturating_sub(Duration::from_millis(a.taken_ms.into()))
-                <= MAX_AGE
+                <= max_age
     }
 
     /// Whether the window's attributes have all grown too old to use.
@@ -455,11 +469,18 @@ pub(super) fn warm_window(dirfd: &OwnedFd, window: &mut super::window::Window) {
     }
 }
 
-/// Files a readdir-order pass stats in key order from the window's end
-/// (where pages come last), and then as many in readdir order, to judge
-/// whether it pays (see [`pass_pays`]). The same thread times both, so
-/// both wait alike behind pages' lookups.
+/// Files a readdir-order pass stats in key order where pages will ask
+/// next, and then as many in readdir order, to judge whether it pays (see
+/// [`pass_pays`]). The same thread times both, while pages hold theirs.
+/// A sample from the window's end misjudged at a million files: 0.45-1 ms
+/// a stat there (files made last, still in the metadata server's cache)
+/// against 30-40 ms where pages were.
 const SAMPLE: usize = 100;
+/// A key-order sample stops after this long once it has `SAMPLE_MIN`
+/// stats: 100 stats of 35 ms would cost the pass more than the 4096
+/// stats it takes between two samples.
+const SAMPLE_TIME: Duration = Duration::from_millis(200);
+const SAMPLE_MIN: usize = 5;
 /// A pass that pays judges again after this many more stats...
 const RUN_BETWEEN: usize = 4096;
 /// ...and one that does not, after resting this long: what the client
@@ -476,10 +497,8 @@ const REST: Duration = Duration::from_secs(10);
 /// `sample` of its own, and if its own are not enough cheaper, rests and
 /// times both again.
 fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) {
-    // Key-order samples are taken backwards from the window's end.
-    let mut tail = entries.len();
     let mut late = match attrs.upgrade() {
-        Some(a) if sample > 0 => key_order_sample(&a, dirfd, entries, &mut tail, sample),
+        Some(a) if sample > 0 => key_order_sample(&a, dirfd, entries, sample),
         Some(_) => Duration::ZERO,
         None => return,
     };
@@ -516,7 +535,7 @@ fn warm(attrs: &Weak<Attrs>, dirfd: &OwnedFd, entries: &[Entry], sample: usize) 
             continue;
         }
         let Some(a) = attrs.upgrade() else { return };
-        late = key_order_sample(&a, dirfd, entries, &mut tail, sample);
+        late = key_order_sample(&a, dirfd, entries, sample);
         (since, t) = (0, Instant::now());
     }
 }
@@ -536,31 +555,27 @@ impl Attrs {
     }
 }
 
-/// Stats up to `n` files not taken yet in key order, backwards from
-/// before `tail` (moved past them); what each cost. Starts a sampling:
-/// pages hold their lookups until the judgement (`Attrs::judge`).
-fn key_order_sample(
-    a: &Attrs,
-    dirfd: &OwnedFd,
-    entries: &[Entry],
-    tail: &mut usize,
-    n: usize,
-) -> Duration {
+/// Stats up to `n` files not taken yet in key order, from where pages
+/// have looked up to (the files the next page asks for), for at most
+/// `SAMPLE_TIME` once it has `SAMPLE_MIN`; what each cost. Starts a
+/// sampling: pages hold their lookups until the judgement
+/// (`Attrs::judge`).
+fn key_order_sample(a: &Attrs, dirfd: &OwnedFd, entries: &[Entry], n: usize) -> Duration {
     a.sampling.store(true, Ordering::Relaxed);
-    let floor = a.paged_to.load(Ordering::Relaxed);
-    let mut picked = Vec::with_capacity(n);
-    while picked.len() < n && *tail > floor {
-        *tail -= 1;
-        let i = *tail;
-        if entries[i].kind == Kind::File && a.slots[i].get().is_none() {
-            picked.push(i);
+    let from = a.paged_to.load(Ordering::Relaxed);
+    let (mut took, mut spent) = (0, Duration::ZERO);
+    for (i, e) in entries.iter().enumerate().skip(from) {
+        if took == n || (took >= SAMPLE_MIN && spent >= SAMPLE_TIME) {
+            break;
+        }
+        if e.kind == Kind::File && a.slots[i].get().is_none() {
+            let t = Instant::now();
+            take(a, dirfd, entries, i);
+            spent += t.elapsed();
+            took += 1;
         }
     }
-    let t = Instant::now();
-    for &i in &picked {
-        take(a, dirfd, entries, i);
-    }
-    t.elapsed() / picked.len().max(1) as u32
+    spent / took.max(1) as u32
 }
 
 /// Waits `REST` while pages keep using the window; false once it is
@@ -596,6 +611,28 @@ fn take(attrs: &Attrs, dirfd: &OwnedFd, entries: &[Entry], i: usize) {
 }
 
 #[cfg(test)]
+impl Attrs {
+    /// The attributes of a readdir-order window of `entries` entries,
+    /// none taken yet, whose pass judged that it pays: a lookup in key
+    /// order 20 ms, one of its own 1 ms.
+    pub(super) fn paying(entries: usize) -> Arc<Attrs> {
+        let attrs = Attrs::new(entries, Order::Readdir);
+        attrs.judge(Duration::from_millis(20), Duration::from_millis(1));
+        Arc::new(attrs)
+    }
+
+    /// Takes window file `i` as the pass would.
+    pub(super) fn take(&self, dirfd: &OwnedFd, entries: &[Entry], i: usize) {
+        take(self, dirfd, entries, i);
+    }
+
+    /// Where pages have looked up to.
+    pub(super) fn paged_to(&self) -> usize {
+        self.paged_to.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::list::window::read_window;
@@ -619,13 +656,13 @@ mod tests {
         let attrs = Arc::new(Attrs::new(entries.len(), Order::Readdir));
         // Nothing taken yet: a page does not wait, it stats on its own.
         let t = Instant::now();
-        assert!(attrs.get(0).is_none());
+        assert!(attrs.get(0, MAX_AGE).is_none());
         assert!(t.elapsed() < WAIT);
         // A page looked up the first 10 itself: the pass leaves them.
         attrs.paging_to(10);
         warm(&Arc::downgrade(&attrs), &dirfd, &entries, 0);
         for (i, e) in entries.iter().enumerate() {
-            let got = attrs.get(i);
+            let got = attrs.get(i, MAX_AGE);
             match e.kind {
                 Kind::File if i < 10 => assert!(got.is_none(), "{}", e.name()),
                 Kind::File => {
@@ -642,7 +679,7 @@ mod tests {
     }
 
     #[test]
-    fn key_order_samples_walk_back_from_the_end_past_taken_and_paged_files() {
+    fn key_order_samples_start_where_pages_are_past_taken_files() {
         let tmp = tempfile::tempdir().unwrap();
         for i in 0..50 {
             std::fs::write(tmp.path().join(format!("k{i:02}")), b"x").unwrap();
@@ -655,16 +692,21 @@ mod tests {
         .unwrap();
         let entries = read_window(&dirfd, None, 50, None).unwrap().window.entries;
         let attrs = Attrs::new(entries.len(), Order::Readdir);
+        let taken = |attrs: &Attrs| -> Vec<usize> {
+            (0..50)
+                .filter(|&i| attrs.get(i, MAX_AGE).is_some())
+                .collect()
+        };
         attrs.paging_to(30);
-        take(&attrs, &dirfd, &entries, 48);
-        let mut tail = entries.len();
-        key_order_sample(&attrs, &dirfd, &entries, &mut tail, 5);
-        // 49, 47, 46, 45, 44: 48 was taken already.
-        assert_eq!(tail, 44);
-        key_order_sample(&attrs, &dirfd, &entries, &mut tail, 100);
-        assert_eq!(tail, 30, "pages looked up the files before 30");
-        let taken: Vec<usize> = (0..50).filter(|&i| attrs.get(i).is_some()).collect();
-        assert_eq!(taken, (30..50).collect::<Vec<_>>());
+        take(&attrs, &dirfd, &entries, 32);
+        key_order_sample(&attrs, &dirfd, &entries, 5);
+        // 30, 31, 33, 34, 35: 32 was taken already.
+        assert_eq!(taken(&attrs), [30, 31, 32, 33, 34, 35]);
+        assert!(attrs.sampling.load(Ordering::Relaxed), "pages hold");
+        // Pages moved on: the next sample starts where they are.
+        attrs.paging_to(45);
+        key_order_sample(&attrs, &dirfd, &entries, 100);
+        assert_eq!(taken(&attrs).len(), 6 + 5, "45..50 too, and no more");
     }
 
     #[test]
@@ -702,15 +744,39 @@ mod tests {
         let waited = t.elapsed();
         filler.join().unwrap();
         assert!(waited >= ms(280) && waited < ms(3000), "{waited:?}");
-        // Lookups of 1 s each: ten left do not fit in 5 s, no wait.
+        // Lookups of 1 s each: ten left would take longer than the
+        // page's own share, so it waits until that share is left.
         let attrs = Attrs::new(10, Order::Readdir);
         assert!(attrs.judge(ms(900), ms(100)));
         let t = Instant::now();
-        attrs.wait_for_pass(&wanted, t + Duration::from_secs(5));
-        assert!(t.elapsed() < ms(500));
+        attrs.wait_for_pass(&wanted, t + OWN_SHARE + ms(400));
+        let waited = t.elapsed();
+        assert!(waited >= ms(350) && waited < OWN_SHARE, "{waited:?}");
+        // Its budget spent already: no wait.
+        let t = Instant::now();
+        attrs.wait_for_pass(&wanted, t + ms(500));
+        assert!(t.elapsed() < ms(300));
         // A pass that does not pay: pages do not wait for it.
         assert!(!attrs.judge(ms(1), ms(1)));
         assert!(!attrs.pass_paying());
+    }
+
+    #[test]
+    fn readdir_order_attributes_serve_a_listing_as_old_as_it_allows() {
+        let ms = Duration::from_millis;
+        let attrs = Attrs::new(1, Order::Readdir);
+        let _ = attrs.slots[0].set(Some(Attr {
+            dev: 1,
+            ino: 1,
+            size: 7,
+            mtime: 0,
+            mtime_nsec: 0,
+            mode: 0o100644,
+            taken_ms: 0,
+        }));
+        std::thread::sleep(ms(300));
+        assert!(attrs.get(0, ms(100)).is_none(), "taken before it began");
+        assert_eq!(attrs.get(0, ms(1000)).map(|st| st.st_size), Some(7));
     }
 
     #[test]

@@ -173,12 +173,13 @@ impl Window {
     }
 
     /// The attributes of entry `i` taken as the directory was read, if
-    /// they were.
-    pub fn stat_of(&self, i: usize) -> Option<Stat> {
+    /// they were, and, if a pass took them, at most `max_age` ago
+    /// (`Attrs::get`).
+    pub fn stat_of(&self, i: usize, max_age: Duration) -> Option<Stat> {
         if let Some(st) = self.stats.get(i).and_then(|s| s.as_deref()) {
             return Some(*st);
         }
-        self.attrs.as_ref()?.get(i)
+        self.attrs.as_ref()?.get(i, max_age)
     }
 }
 

@@ -146,6 +146,16 @@ impl Item {
     }
 }
 
+/// `page` without when its listing began, which its token carries (as
+/// `k@MS:KEY`): two stores' first pages differ only in that.
+pub fn timeless(mut page: ListPage) -> ListPage {
+    page.next_token = page.next_token.map(|t| match t.split_once(':') {
+        Some((head, rest)) if head.contains('@') => format!("{}:{rest}", &head[..1]),
+        _ => t,
+    });
+    page
+}
+
 /// Merges a page's objects and common prefixes into one sequence in S3 order.
 pub fn page_items(page: &ListPage) -> Vec<Item> {
     let mut items: Vec<Item> = page
