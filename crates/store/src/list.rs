@@ -587,7 +587,9 @@ impl Walk<'_> {
         }
         // Beside a paying pass the walk looks up what is left one file
         // at a time, telling the pass as it goes: the page may end short.
+        // (That pages are past `start` keeps the pass from going idle.)
         if w.pass_paying() {
+            w.paging_to(start);
             return HashMap::new();
         }
         w.paging_to(end);
