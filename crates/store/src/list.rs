@@ -572,23 +572,18 @@ impl Walk<'_> {
             }
         }
         // Where a readdir-order pass runs (ceph-fuse), the kernel takes
-        // one lookup at a time per directory, so the page's lookups and
-        // the pass's queue for one lock. While the pass pays, the page
-        // leaves its lookups to it as long as its budget allows, and
-        // looks up the rest on its own thread: 16 threads starved the
-        // pass, whose stats the client's cache answers (`attrs`).
+        // one lookup at a time per directory (libfuse2), so more threads
+        // only queue, and the page's lookups and the pass's queue for
+        // one lock. While the pass pays, the page leaves its lookups to
+        // it as long as its budget allows. The walk then looks up what is
+        // left on its own thread, telling the pass as it goes, and may
+        // end the page short (`budget_spent`): 16 threads starved the
+        // pass, whose stats the client's cache answers (`attrs`), and
+        // made it time their queue and judge that it did not pay.
         if w.readdir_order() {
             let idx: Vec<usize> = wanted.iter().map(|(i, _)| *i).collect();
             w.wait_for_pass(&idx, self.started + attrs::PAGE_BUDGET);
-            wanted.retain(|(i, _)| {
-                w.stat_of(*i, self.attr_age)
-                    .is_none_or(|st| meta::has_meta(&st))
-            });
-        }
-        // Beside a paying pass the walk looks up what is left one file
-        // at a time, telling the pass as it goes: the page may end short.
-        // (That pages are past `start` keeps the pass from going idle.)
-        if w.pass_paying() {
+            // That pages are past `start` keeps the pass from going idle.
             w.paging_to(start);
             return HashMap::new();
         }
