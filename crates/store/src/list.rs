@@ -819,26 +819,33 @@ mod tests {
         }
     }
 
-    #[test]
-    fn any_start_a_token_names_resumes_after_its_key() {
+    /// A store (shared or not) whose bucket `bkt` holds files `f00`..
+    /// (`files` of them), made behind its back.
+    fn bucket_of(files: usize, shared: bool) -> (tempfile::TempDir, Store) {
         let tmp = tempfile::tempdir().unwrap();
         let config = StoreConfig {
             etag: EtagPolicy::Md5,
             durability: Durability::None,
         };
-        let store = Store::open(tmp.path(), config).unwrap();
+        let store = Store::open_adjusted(tmp.path(), config, |p| p.shared |= shared).unwrap();
         store.create_bucket("bkt").unwrap();
-        for i in 0..3 {
-            std::fs::write(tmp.path().join(format!("bkt/f{i}")), b"x").unwrap();
+        for i in 0..files {
+            std::fs::write(tmp.path().join(format!("bkt/f{i:02}")), b"x").unwrap();
         }
-        for token in ["k@18446744073709551615:f0", "k@0:f0", "k:f0"] {
+        (tmp, store)
+    }
+
+    #[test]
+    fn any_start_a_token_names_resumes_after_its_key() {
+        let (_tmp, store) = bucket_of(3, false);
+        for token in ["k@18446744073709551615:f00", "k@0:f00", "k:f00"] {
             let req = ListRequest {
                 continuation_token: Some(token.into()),
                 ..Default::default()
             };
             let page = store.list_objects("bkt", &req).unwrap();
             let keys: Vec<&str> = page.objects.iter().map(|o| o.key.as_str()).collect();
-            assert_eq!(keys, ["f1", "f2"], "{token}");
+            assert_eq!(keys, ["f01", "f02"], "{token}");
         }
     }
 
@@ -847,16 +854,7 @@ mod tests {
     /// if it has none: truncated, with a token after its last key.
     #[test]
     fn a_page_beside_a_paying_pass_ends_short_once_its_budget_is_spent() {
-        let tmp = tempfile::tempdir().unwrap();
-        let config = StoreConfig {
-            etag: EtagPolicy::Md5,
-            durability: Durability::None,
-        };
-        let store = Store::open_adjusted(tmp.path(), config, |p| p.shared = true).unwrap();
-        store.create_bucket("bkt").unwrap();
-        for i in 0..20 {
-            std::fs::write(tmp.path().join(format!("bkt/f{i:02}")), b"x").unwrap();
-        }
+        let (_tmp, store) = bucket_of(20, true);
         let rel = dir_rel("bkt", "");
         let dirfd = store.open_listing(&rel).unwrap();
         let mut w = read_window(&dirfd, None, 1000, None).unwrap().window;
