@@ -437,19 +437,21 @@ impl Walk<'_> {
                 Kind::File => {
                     let info = match found.remove(&i) {
                         Some(info) => info,
+                        // Not listed as an object here: no stat.
+                        None if self.passes(&key) => None,
                         None => {
                             let read = w.stat_of(i, self.attr_age).or_else(|| {
                                 w.hold_for_sample();
                                 w.stat_of(i, self.attr_age)
                             });
                             if read.is_none() {
-                                if self.budget_spent(w, &key) {
+                                if self.budget_spent(w) {
                                     self.page.is_truncated = true;
                                     return std::ops::ControlFlow::Break(());
                                 }
                                 w.paging_to(i + 1);
                             }
-                            self.stat_unless_passed(fd, &key, e.name(), read.as_ref())
+                            stat_object(fd, &key, e.name(), read.as_ref())
                         }
                     };
                     self.visit_file(&key, info)?
@@ -467,16 +469,20 @@ impl Walk<'_> {
         std::ops::ControlFlow::Continue(!w.more)
     }
 
-    /// Whether a page that would now look up `key` itself returns what
+    /// Whether a page that would now look up a file itself returns what
     /// it has instead: it has at least one key (so the next page's token
     /// differs from this one's), the window's pass pays, and the page's
     /// budget is spent (see `attrs::OWN_SHARE`).
-    fn budget_spent(&self, w: &Window, key: &str) -> bool {
+    fn budget_spent(&self, w: &Window) -> bool {
         !(self.page.objects.is_empty() && self.page.common_prefixes.is_empty())
             && w.pass_paying()
             && self.started.elapsed() >= attrs::PAGE_BUDGET
-            && !self.skipped(key)
-            && self.common_prefix(key).is_none()
+    }
+
+    /// Whether the walk passes `key` by rather than list it as an
+    /// object (skipped, or rolled up in a prefix).
+    fn passes(&self, key: &str) -> bool {
+        self.skipped(key) || self.common_prefix(key).is_some()
     }
 
     fn skipped(&self, key: &str) -> bool {
@@ -523,7 +529,7 @@ impl Walk<'_> {
         name: &str,
         read: Option<&Stat>,
     ) -> Option<ObjectInfo> {
-        if self.skipped(key) || self.common_prefix(key).is_some() {
+        if self.passes(key) {
             return None;
         }
         stat_object(dir, key, name, read)
@@ -560,7 +566,7 @@ impl Walk<'_> {
                 Kind::Dir | Kind::DirSelf => break,
             }
             let key = format!("{key_prefix}{}", e.sort_key);
-            if self.skipped(&key) || self.common_prefix(&key).is_some() {
+            if self.passes(&key) {
                 continue;
             }
             returned += 1;

@@ -38,10 +38,10 @@
 //! pages. Where the client still holds the window's inodes
 //! (`client_cache_size` raised above the directory, and a metadata server
 //! that leaves the client its capabilities), pages' own stats cost what
-//! the pass's do and the pass would only double them. So the pass times a sample of stats in key
-//! order against a sample of its own and runs only while the first cost
-//! more; it rests otherwise and times both again, because that changes
-//! within one listing: at a million files the metadata server, over its
+//! the pass's do and the pass would only double them. So the pass times a
+//! sample of stats in key order against a sample of its own and runs only
+//! while the first cost more; it rests otherwise and times both again,
+//! because that changes within one listing: at a million files the metadata server, over its
 //! cache limit, recalled the capabilities and every key-order stat became
 //! a 17-40 ms request. While the pass pays, a page leaves it the lookups
 //! (the kernel takes one at a time per directory): it waits for the pass
@@ -65,7 +65,7 @@ use super::window::{read_window_in, Entry, Kind, Read};
 /// readdir-order pass took after are used for the whole listing, however
 /// long it takes (at a million files on ceph-fuse the pass takes minutes
 /// over a window, and pages need all of a window's first keys).
-pub(crate) const MAX_AGE: Duration = Duration::from_secs(60);
+pub(super) const MAX_AGE: Duration = Duration::from_secs(60);
 /// A reader this many files ahead of the stats does its own stat rather
 /// than wait (a listing that starts deep inside a fresh window).
 const WAIT_AHEAD: usize = 8192;
@@ -641,6 +641,20 @@ impl Attrs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The attributes of a regular file of `size` bytes, taken as its
+    /// window's attributes began.
+    fn file_of(size: i64) -> Attr {
+        Attr {
+            dev: 1,
+            ino: 1,
+            size,
+            mtime: 0,
+            mtime_nsec: 0,
+            mode: 0o100644,
+            taken_ms: 0,
+        }
+    }
     use crate::list::window::read_window;
 
     #[test]
@@ -718,15 +732,7 @@ mod tests {
     #[test]
     fn pages_wait_for_a_paying_pass_only_within_their_budget() {
         let ms = Duration::from_millis;
-        let attr = Attr {
-            dev: 1,
-            ino: 1,
-            size: 0,
-            mtime: 0,
-            mtime_nsec: 0,
-            mode: 0o100644,
-            taken_ms: 0,
-        };
+        let attr = file_of(0);
         let wanted: Vec<usize> = (0..10).collect();
         let attrs = Arc::new(Attrs::new(10, Order::Readdir));
         // No pass judged yet (or it rests): no wait at all.
@@ -771,15 +777,7 @@ mod tests {
     fn readdir_order_attributes_serve_a_listing_as_old_as_it_allows() {
         let ms = Duration::from_millis;
         let attrs = Attrs::new(1, Order::Readdir);
-        let _ = attrs.slots[0].set(Some(Attr {
-            dev: 1,
-            ino: 1,
-            size: 7,
-            mtime: 0,
-            mtime_nsec: 0,
-            mode: 0o100644,
-            taken_ms: 0,
-        }));
+        let _ = attrs.slots[0].set(Some(file_of(7)));
         std::thread::sleep(ms(300));
         assert!(attrs.get(0, ms(100)).is_none(), "taken before it began");
         assert_eq!(attrs.get(0, ms(1000)).map(|st| st.st_size), Some(7));
