@@ -442,10 +442,14 @@ class Tests:
         self.report(self.kind, "nest-while-read", counts, bad or counts["heads"] == 0)
 
     def t_multipart(self):
+        """Parts of one upload from three nodes at once; in every other
+        upload part 2 is sent again from A afterwards, so that completion
+        finds one part in a file of its own (copied into the data file)."""
         a, b, c = self.agent(self.A), self.agent(self.B), self.agent(self.C)
-        n = self.n(3, 1)
+        n = self.n(4, 2)
         bad = 0
         first = []
+        sizes = [5 << 20, 5 << 20, 1 << 20]
         for i in range(n):
             key = f"mp/k{i}"
             up = a.call(f"mpc {BUCKET} {key}")
@@ -454,24 +458,35 @@ class Tests:
                 first.append("create " + " ".join(up)[:160])
                 continue
             uid = up[1]
-            sizes = [5 << 20, 5 << 20, 1 << 20]
-            parts, md5s = [], b""
-            for pn, (ag, sz) in enumerate(zip((a, b, c), sizes), start=1):
-                tag = f"p{i}x{pn}"
-                r = ag.call(f"mpp {BUCKET} {key} {uid} {pn} {sz} {tag}")
-                if r[0] != "ok":
-                    bad += 1
-                    first.append(f"part {pn}: " + " ".join(r)[:160])
-                    break
-                parts.append(f"{pn}:{r[1]}")
-                md5s += hashlib.md5(body(tag, sz)).digest()
-            else:
-                d = c.call(f"mpd {BUCKET} {key} {uid} {','.join(parts)}")
-                want = f'"{hashlib.md5(md5s).hexdigest()}-3"'
-                g = b.call(f"get {BUCKET} {key}")
-                if d[0] != "ok" or d[1] != want or g[0] != "ok" or g[3] != want or int(g[2]) != sum(sizes):
-                    bad += 1
-                    first.append("complete " + " ".join(d)[:100] + " / get " + " ".join(g)[:100])
+            tags = [f"p{i}x{pn}" for pn in (1, 2, 3)]
+            results = [None] * 3
+
+            def send(j, ag):
+                results[j] = ag.call(f"mpp {BUCKET} {key} {uid} {j + 1} {sizes[j]} {tags[j]}")
+
+            threads = [threading.Thread(target=send, args=(j, ag)) for j, ag in enumerate((a, b, c))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if i % 2 == 1 and results[1] and results[1][0] == "ok":
+                tags[1] = f"p{i}x2again"
+                results[1] = a.call(f"mpp {BUCKET} {key} {uid} 2 {sizes[1]} {tags[1]}")
+            failed = [f"part {j + 1}: " + " ".join(r or ["none"])[:160] for j, r in enumerate(results)
+                      if not r or r[0] != "ok"]
+            if failed:
+                bad += 1
+                first.extend(failed)
+                continue
+            parts = ",".join(f"{j + 1}:{r[1]}" for j, r in enumerate(results))
+            whole = b"".join(body(t, sz) for t, sz in zip(tags, sizes))
+            want = f'"{hashlib.md5(b"".join(hashlib.md5(body(t, sz)).digest() for t, sz in zip(tags, sizes))).hexdigest()}-3"'
+            d = c.call(f"mpd {BUCKET} {key} {uid} {parts}")
+            g = b.call(f"get {BUCKET} {key}")
+            if (d[0] != "ok" or d[1] != want or g[0] != "ok" or g[3] != want
+                    or int(g[2]) != len(whole) or g[6] != hashlib.md5(whole).hexdigest()):
+                bad += 1
+                first.append("complete " + " ".join(d)[:100] + " / get " + " ".join(g)[:100])
         self.report(self.kind, "multipart-3-nodes", {"uploads": n, "bad": bad}
                     | ({"first failure": first[0]} if first else {}), bad)
 

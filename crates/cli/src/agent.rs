@@ -12,7 +12,8 @@
 //! - `put B K SIZE TAG` → `ok ETAG`
 //! - `slowput B K SIZE TAG MS` → like put, streamed in 64 KiB chunks with
 //!   MS milliseconds between them (a writer that stays mid-upload)
-//! - `get B K` → `ok TAG SIZE ETAG MD5MATCH(0|1) INTACT(0|1)`
+//! - `get B K` → `ok TAG SIZE ETAG MD5MATCH(0|1) INTACT(0|1) MD5` (MD5: the
+//!   body's, in hex, for bodies of several tags such as multipart objects)
 //! - `list B PREFIX` (PREFIX `-` for none) → `ok N KEY...`
 //! - `mpc B K` → `ok ID`; `mpp B K ID N SIZE TAG` → `ok ETAG`;
 //!   `mpd B K ID N:ETAG,...` → `ok ETAG`
@@ -170,9 +171,10 @@ fn run_one(c: &dyn S3Client, store: Option<&Store>, line: &str) -> Result<String
                 .read_to_end(&mut data)
                 .map_err(|e| format!("err ReadFailed {e}"))?;
             let (tag, intact) = check(&data);
-            let md5_match = g.info.etag.trim_matches('"') == md5_hex(&data);
+            let md5 = md5_hex(&data);
+            let md5_match = g.info.etag.trim_matches('"') == md5;
             format!(
-                "ok {tag} {} {} {} {}",
+                "ok {tag} {} {} {} {} {md5}",
                 data.len(),
                 g.info.etag,
                 md5_match as u8,

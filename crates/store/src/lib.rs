@@ -66,6 +66,8 @@ pub struct Store {
     listings: list::ListingCache,
     /// When this process last purged old completion records, per bucket.
     completions: multipart::Purges,
+    /// The strides of multipart uploads this process wrote parts of.
+    strides: multipart::Strides,
     temps: temp::TempNames,
     /// Replace existing keys by rename-exchange (see `Store::install`).
     exchange_on_replace: std::sync::atomic::AtomicBool,
@@ -121,6 +123,7 @@ impl Store {
             dirs: dirs::DirCache::new(),
             listings: list::ListingCache::new(),
             completions: Default::default(),
+            strides: Default::default(),
             temps: temp::TempNames::new(),
             exchange_on_replace: std::sync::atomic::AtomicBool::new(
                 fs_type == EXT4_SUPER_MAGIC && profile.rename_exchange,

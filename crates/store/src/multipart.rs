@@ -2,10 +2,18 @@
 //!
 //! An upload is staged in a hidden directory inside its bucket,
 //! `<bucket>/.s3hpc-uploads/<upload-id>/`, holding an `info` file (key, content
-//! type, metadata) and one file per part, each written atomically like an
-//! object. Completion concatenates the parts into a temporary in the key's
-//! directory (`copy_file_range`: no data passes through user space) and
-//! renames it into place, so the object appears whole or not at all.
+//! type, metadata) and an entry per part, each written atomically like an
+//! object. Parts of one size go straight to their offsets in the upload's
+//! data file, which completion renames into place (`in_place`); other parts
+//! are files of their own, which completion copies in, or concatenates with
+//! the rest into a temporary in the key's directory (`copy_file_range`: no
+//! data passes through user space). Either way the object appears whole or
+//! not at all.
+
+mod in_place;
+
+use in_place::PartData;
+pub(crate) use in_place::{Adopted, Strides};
 
 use crate::fscalls::{read_dir, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
@@ -268,16 +276,21 @@ impl Store {
             (_, c) => c,
         };
         let part = upload_key(upload_id, &part_file(part_number));
-        let etag = self.write_object(
-            bucket,
-            &part,
-            Source::Body(body),
-            StoredMeta::default(),
-            crate::put::Checks {
-                sum: check,
-                md5: opts.content_md5.as_ref(),
-            },
-        )?;
+        let checks = crate::put::Checks {
+            sum: check,
+            md5: opts.content_md5.as_ref(),
+        };
+        let etag =
+            match self.upload_part_in_place((bucket, upload_id, part_number), body, checks)? {
+                Ok(etag) => etag,
+                Err(body) => self.write_object(
+                    bucket,
+                    &part,
+                    Source::Body(body),
+                    StoredMeta::default(),
+                    checks,
+                )?,
+            };
         // An abort that raced with this part may have removed the upload.
         if self.upload_info(bucket, key, upload_id).is_err() {
             let _ = self.abort_multipart_upload(bucket, key, upload_id);
@@ -355,7 +368,7 @@ impl Store {
         };
         let plan = stored.checksum.take();
         let parts = listed_parts(parts)?;
-        let mut files = Vec::with_capacity(parts.len());
+        let mut data = Vec::with_capacity(parts.len());
         let mut sums = Vec::new();
         let mut sizes = Vec::with_capacity(parts.len());
         let mut part_sums = Vec::new();
@@ -364,17 +377,19 @@ impl Store {
             // ETag and checksum come with the file the copy reads, so no
             // listing of the staging directory and no stat of each part
             // (on a shared file system each is a round trip).
-            let got = match self.get_unchecked(bucket, &upload_key(upload_id, &part_file(n)), None)
-            {
-                Ok(g) => g,
-                Err(e) if e.code == ErrorCode::NoSuchKey => {
-                    return Err(s3err!(
-                        InvalidPart,
-                        "part {n} was never uploaded (or its upload failed)"
-                    ))
-                }
-                Err(e) => return Err(e),
-            };
+            let mut got =
+                match self.get_unchecked(bucket, &upload_key(upload_id, &part_file(n)), None) {
+                    Ok(g) => g,
+                    Err(e) if e.code == ErrorCode::NoSuchKey => {
+                        return Err(s3err!(
+                            InvalidPart,
+                            "part {n} was never uploaded (or its upload failed)"
+                        ))
+                    }
+                    Err(e) => return Err(e),
+                };
+            let placed = Store::placed(&got.info, &mut got.body);
+            let size = placed.map_or(got.info.size, |pl| pl.len);
             let p = &got.info;
             if unquote(&p.etag) != unquote(etag) {
                 return Err(s3err!(
@@ -383,11 +398,10 @@ impl Store {
                     p.etag
                 ));
             }
-            if i + 1 < parts.len() && p.size < MIN_PART_SIZE {
+            if i + 1 < parts.len() && size < MIN_PART_SIZE {
                 return Err(s3err!(
                     EntityTooSmall,
-                    "part {n} is {} bytes; every part but the last must be at least 5 MiB",
-                    p.size
+                    "part {n} is {size} bytes; every part but the last must be at least 5 MiB"
                 ));
             }
             let listed = part_checksums.get(entry).and_then(|c| c.as_deref());
@@ -412,11 +426,14 @@ impl Store {
                         plan.algorithm.as_str()
                     )
                 })?;
-                sums.push((raw, p.size));
+                sums.push((raw, size));
             }
-            sizes.push(p.size);
+            sizes.push(size);
             part_sums.extend(have_sum.map(|c| c.value.clone()));
-            files.push((got.body.into_file(), 0, got.length));
+            data.push(match placed {
+                Some(pl) => (n, PartData::Placed(pl)),
+                None => (n, PartData::Own(got.body.into_file(), got.length)),
+            });
         }
         stored.etag = Some(multipart_etag(parts.iter().map(|p| p.1), parts.len()));
         stored.parts = crate::parts::PartsRecord::new(&sizes, part_sums);
@@ -452,10 +469,14 @@ impl Store {
                 value,
             });
         }
+        let source = match self.adopt_data(bucket, upload_id, &data)? {
+            Some(adopted) => Source::Adopt(adopted),
+            None => self.concatenation(bucket, upload_id, data)?,
+        };
         let (_, st) = self.write_object_stat(
             bucket,
             key,
-            Source::Files(files),
+            source,
             stored.clone(),
             Default::default(),
             cond,
@@ -562,6 +583,42 @@ impl Store {
         self.dirs.forget(&uploads);
     }
 
+    /// The listed parts' bytes as ranges of files, in order: parts in the
+    /// data file read from it, the others from their own files.
+    fn concatenation(
+        &self,
+        bucket: &str,
+        upload_id: &str,
+        data: Vec<(u32, PartData)>,
+    ) -> Result<Source<'static>> {
+        let mut shared: Option<std::fs::File> = None;
+        let mut files = Vec::with_capacity(data.len());
+        for (_, d) in data {
+            files.push(match d {
+                PartData::Own(file, len) => (file, 0, len),
+                PartData::Placed(pl) => {
+                    let file = match &shared {
+                        Some(f) => f.try_clone(),
+                        None => {
+                            let got = self.get_unchecked(
+                                bucket,
+                                &upload_key(upload_id, in_place::DATA),
+                                None,
+                            )?;
+                            let f = got.body.into_file();
+                            let clone = f.try_clone();
+                            shared = Some(f);
+                            clone
+                        }
+                    }
+                    .map_err(|e| S3Error::from_io(&e, "upload data"))?;
+                    (file, pl.offset, pl.len)
+                }
+            });
+        }
+        Ok(Source::Files(files))
+    }
+
     pub fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
         self.upload_info(bucket, key, upload_id)?;
         let rel = dir_rel(bucket, &format!("{UPLOADS}/{upload_id}"));
@@ -582,10 +639,17 @@ impl Store {
             else {
                 continue;
             };
-            let info = self.head_unchecked(bucket, &upload_key(upload_id, name))?;
+            let mut got = match self.get_unchecked(bucket, &upload_key(upload_id, name), None) {
+                Ok(g) => g,
+                // Replaced or gone meanwhile (a completion).
+                Err(e) if e.code == ErrorCode::NoSuchKey => continue,
+                Err(e) => return Err(e),
+            };
+            let size = Store::placed(&got.info, &mut got.body).map_or(got.info.size, |pl| pl.len);
+            let info = got.info;
             parts.push(PartInfo {
                 part_number: n,
-                size: info.size,
+                size,
                 etag: info.etag,
                 last_modified: info.last_modified,
                 checksum: info.checksum,

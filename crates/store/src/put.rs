@@ -3,9 +3,7 @@
 //! one, never a partial one.
 
 use crate::dirs::DirCache;
-use crate::fscalls::{
-    fdatasync, fstat, fsync, linkat, openat, renameat, renameat_with, statat, unlinkat,
-};
+use crate::fscalls::{fstat, fsync, linkat, openat, renameat, renameat_with, statat, unlinkat};
 use crate::meta::{self, StoredMeta, EMPTY_MD5};
 use crate::names::dir_rel;
 use crate::names::{split_key, validate_bucket_name, validate_key, DIR_ENTRY, SELF_ENTRY};
@@ -111,6 +109,9 @@ pub(crate) enum Source<'a> {
     Body(PutBody<'a>),
     /// Byte ranges of existing files, concatenated (copy, multipart complete).
     Files(Vec<(File, u64, u64)>),
+    /// A file already holding the object's bytes (a multipart upload's
+    /// data file), moved in as the temporary (`multipart::in_place`).
+    Adopt(crate::multipart::Adopted),
 }
 
 const NEW_FILE: OFlags = OFlags::CREATE
@@ -255,10 +256,23 @@ impl Store {
         // Set on the temporary, never stored with the object.
         let access = stored.access.take();
         TEMP_NAME.with_borrow_mut(|tmp| {
-            let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp, cond)?;
+            let (dirfd, temp, source, adopted) = match source {
+                Source::Adopt(a) => {
+                    let dirfd = self.adopt_temp(bucket, key, &rel, tmp, &a)?;
+                    let fd = a.fd.try_clone().map_err(|e| S3Error::from_io(&e, key))?;
+                    (dirfd, Temp::Named(fd), None, Some(a))
+                }
+                source => {
+                    let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp, cond)?;
+                    (dirfd, temp, Some(source), None)
+                }
+            };
             let fd = temp.fd();
-            let result = self
-                .fill(fd, source, &mut stored, checks)
+            let filled = match source {
+                Some(source) => self.fill(fd, source, &mut stored, checks),
+                None => Ok(()),
+            };
+            let result = filled
                 .map_err(|e| match e.code {
                     // AWS's own wording, unchanged.
                     ErrorCode::BadDigest => e,
@@ -268,8 +282,12 @@ impl Store {
                     let object = Object { bucket, key };
                     self.finish(&dirfd, &temp, tmp, object, &stored, access.as_ref(), cond)
                 });
-            if result.is_err() && matches!(temp, Temp::Named(_)) {
-                let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
+            match (&result, adopted) {
+                (Err(_), Some(a)) if !tmp.is_empty() => self.return_adopted(&dirfd, tmp, &a),
+                (Err(_), None) if matches!(temp, Temp::Named(_)) => {
+                    let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
+                }
+                _ => {}
             }
             result
         })
@@ -332,7 +350,7 @@ impl Store {
     /// unless the caller already knows the ETag, and computing the checksum
     /// asked for. A checksum that does not match fails here, before the
     /// temporary can become the object.
-    fn fill(
+    pub(crate) fn fill(
         &self,
         fd: &OwnedFd,
         source: Source<'_>,
@@ -358,6 +376,7 @@ impl Store {
                     copy_file(&file, offset, len, fd, &mut digests).map_err(io_err)?;
                 }
             }
+            Source::Adopt(_) => unreachable!("an adopted file is filled already"),
         }
         if let Some(h) = digests.md5 {
             let digest = h.finalize();
@@ -409,12 +428,10 @@ impl Store {
             // permissions, and a refusal leaves what it would replace.
             self.apply_to_new(fd, &st, change, bucket, &what())?;
         }
-        if self.config.durability == Durability::Fsync {
-            fsync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
-        } else if self.profile.buffered_writes {
-            // Else the published object reads empty until this fd closes.
-            fdatasync(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
-        }
+        // Without a sync on a file system that buffers writes, the
+        // published object reads empty until this fd closes.
+        self.sync_data(fd)
+            .map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         if matches!(temp, Temp::Named(_))
             && self.profile.shared
             && self.profile.fcntl_locks
@@ -1133,6 +1150,16 @@ fn fill_buf(reader: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
         }
     }
     Ok(got)
+}
+
+/// Copies `len` bytes at `offset` of `src` to `dst` at its file position,
+/// in the kernel where it can.
+pub(crate) fn copy_range(src: &File, offset: u64, len: u64, dst: &OwnedFd) -> io::Result<()> {
+    let mut none = Digests {
+        md5: None,
+        sum: None,
+    };
+    copy_file(src, offset, len, dst, &mut none)
 }
 
 /// Copies `len` bytes at `offset` of `src` to the end of `dst`: in the kernel
