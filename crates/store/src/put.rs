@@ -44,14 +44,28 @@ thread_local! {
 pub(crate) enum Temp {
     Unnamed(OwnedFd),
     Named(OwnedFd),
+    /// Named, and locked while it lives (see `open_temp`).
+    Locked(OwnedFd),
 }
 
 impl Temp {
     fn fd(&self) -> &OwnedFd {
         match self {
-            Temp::Unnamed(fd) | Temp::Named(fd) => fd,
+            Temp::Unnamed(fd) | Temp::Named(fd) | Temp::Locked(fd) => fd,
         }
     }
+
+    fn named(&self) -> bool {
+        !matches!(self, Temp::Unnamed(_))
+    }
+}
+
+/// How `open_temp` makes a PUT's temporary.
+struct NewTemp {
+    /// Held locked while it lives, with a name that says so.
+    locked: bool,
+    /// Its mode: with the metadata mark where metadata will be stored.
+    mode: Mode,
 }
 
 /// Per-thread guess of whether the next PUT replaces an existing key.
@@ -255,15 +269,34 @@ impl Store {
         }
         // Set on the temporary, never stored with the object.
         let access = stored.access.take();
+        let made = NewTemp {
+            // A body in hand takes one write; a longer one is written while
+            // its writer holds a lock that shows other nodes' sweeps it live.
+            locked: match &source {
+                Source::Body(PutBody::Bytes(_)) => false,
+                Source::Body(PutBody::Stream { len: Some(n), .. }) => *n > CHUNK as u64,
+                _ => true,
+            },
+            // Marked at its creation as holding metadata (no chmod later).
+            mode: if self.profile.xattrs
+                && (self.config.etag == EtagPolicy::Md5
+                    || checks.sum.is_some()
+                    || !stored.is_empty())
+            {
+                Mode::from_bits_truncate(FILE_MODE.bits() | meta::META_BIT)
+            } else {
+                FILE_MODE
+            },
+        };
         TEMP_NAME.with_borrow_mut(|tmp| {
             let (dirfd, temp, source, adopted) = match source {
                 Source::Adopt(a) => {
                     let dirfd = self.adopt_temp(bucket, key, &rel, tmp, &a)?;
                     let fd = a.fd.try_clone().map_err(|e| S3Error::from_io(&e, key))?;
-                    (dirfd, Temp::Named(fd), None, Some(a))
+                    (dirfd, Temp::Locked(fd), None, Some(a))
                 }
                 source => {
-                    let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp, cond)?;
+                    let (dirfd, temp) = self.open_temp(bucket, key, &rel, tmp, cond, &made)?;
                     (dirfd, temp, Some(source), None)
                 }
             };
@@ -284,7 +317,7 @@ impl Store {
                 });
             match (&result, adopted) {
                 (Err(_), Some(a)) if !tmp.is_empty() => self.return_adopted(&dirfd, tmp, &a),
-                (Err(_), None) if matches!(temp, Temp::Named(_)) => {
+                (Err(_), None) if temp.named() => {
                     let _ = unlinkat(&dirfd, tmp.as_str(), AtFlags::empty());
                 }
                 _ => {}
@@ -303,6 +336,7 @@ impl Store {
         rel: &str,
         tmp: &mut String,
         cond: &WriteCondition,
+        made: &NewTemp,
     ) -> Result<(Rc<OwnedFd>, Temp)> {
         // If-None-Match wants a new key: `linkat` of an unnamed file is the
         // atomic create. If-Match replaces, which needs a name to rename.
@@ -317,7 +351,7 @@ impl Store {
                     d,
                     ".",
                     OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
-                    FILE_MODE,
+                    made.mode,
                 ) {
                     Ok(fd) => Ok(Some(fd)),
                     Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => Ok(None),
@@ -331,17 +365,23 @@ impl Store {
         }
         // Named after the object: on GlusterFS it is then made on the
         // brick the object's name hashes to (see `temp.rs`).
-        self.temps.next_for(split_key(key).name, tmp);
+        if made.locked {
+            self.temps.next_locked_for(split_key(key).name, tmp);
+        } else {
+            self.temps.next_for(split_key(key).name, tmp);
+        }
         let (dirfd, fd) = self.in_write_dir(bucket, key, rel, |d| {
-            Ok(openat(d, tmp.as_str(), NEW_FILE, FILE_MODE)?)
+            Ok(openat(d, tmp.as_str(), NEW_FILE, made.mode)?)
         })?;
-        // Other nodes' sweeps see the writer is alive by its lock (a
-        // killed writer's lock goes with it); the age rule alone let
-        // `--sweep-age 0` on one node delete a live upload's temporary on
-        // another (issue 16). One call more per PUT, on shared file
-        // systems only.
-        if self.profile.shared && self.profile.fcntl_locks {
+        // A long write's temporary: other nodes' sweeps see the writer is
+        // alive by its lock (a killed writer's lock goes with it); the age
+        // rule alone let `--sweep-age 0` on one node delete a live upload's
+        // temporary on another. A quick write's is left alone for
+        // `QUICK_WRITE_AGE` instead: on CephFS the lock and its release are
+        // two MDS requests, which made a small PUT 5 requests, not 3.
+        if made.locked && self.profile.shared && self.profile.fcntl_locks {
             let _ = crate::probe::lock_file(fd.as_fd());
+            return Ok((dirfd, Temp::Locked(fd)));
         }
         Ok((dirfd, Temp::Named(fd)))
     }
@@ -420,8 +460,13 @@ impl Store {
         let mut st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         if !stored.is_empty() {
             self.store_meta(fd, &st, stored, &what())?;
-            // The mark it set, which the permissions' chmod keeps.
+            // The mark it has, which the permissions' chmod keeps.
             st.st_mode |= meta::META_BIT;
+        } else if meta::has_meta(&st) {
+            // Marked at creation for metadata that did not come.
+            let mode = Mode::from_bits_truncate(st.st_mode & 0o7777 & !meta::META_BIT);
+            crate::fscalls::fchmod(fd, mode).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
+            st.st_mode &= !meta::META_BIT;
         }
         if let Some(change) = access {
             // Before the object is published: it never has other
@@ -432,7 +477,7 @@ impl Store {
         // published object reads empty until this fd closes.
         self.sync_data(fd)
             .map_err(|e| S3Error::from_io(&e.into(), &what()))?;
-        if matches!(temp, Temp::Named(_))
+        if matches!(temp, Temp::Locked(_))
             && self.profile.shared
             && self.profile.fcntl_locks
             && self.profile.rename_gap
@@ -491,7 +536,7 @@ impl Store {
         let rel = || dir_rel(bucket, kp.dir);
         let mut dirfd = dirfd.clone();
         // Whether a named link is in place to rename from.
-        let mut named = matches!(temp, Temp::Named(_));
+        let mut named = temp.named();
         let mut attempts = 0;
         let result = loop {
             let placed = match temp {
@@ -583,7 +628,7 @@ impl Store {
                         {
                             merge_displaced(&dirfd, tmp, &sub);
                         }
-                        if let Temp::Named(_) = temp {
+                        if temp.named() {
                             // Nothing left for `write_object` to remove.
                             tmp.clear();
                         }
@@ -887,6 +932,10 @@ impl Store {
                 ));
             }
             Err(e) => return Err(S3Error::from_io(&e, what)),
+        }
+        if meta::has_meta(st) {
+            // Made with the mark (`open_temp`).
+            return Ok(());
         }
         let mode = Mode::from_bits_truncate((st.st_mode & 0o7777) | meta::META_BIT);
         crate::fscalls::fchmod(fd, mode).map_err(|e| S3Error::from_io(&e.into(), what))

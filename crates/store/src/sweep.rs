@@ -12,7 +12,7 @@
 
 use crate::fscalls::{read_dir, statat, unlinkat};
 use crate::meta;
-use crate::temp::{is_own, is_temp, writer_is_gone, TEMP_PREFIX};
+use crate::temp::{is_own, is_temp, writer_is_gone, writer_locks, QUICK_WRITE_AGE, TEMP_PREFIX};
 use crate::*;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};
@@ -54,6 +54,9 @@ impl SweepPace<'_> {
 
 struct Sweep<'a> {
     cutoff: SystemTime,
+    /// The cutoff for temporaries whose writers take no lock (see
+    /// [`QUICK_WRITE_AGE`]): never later than that age.
+    quick_cutoff: SystemTime,
     locks: bool,
     pace: &'a SweepPace<'a>,
     listings: &'a crate::list::ListingCache,
@@ -80,10 +83,15 @@ impl Store {
         let root = self
             .open_listing("")
             .map_err(|e| S3Error::from_io(&e, "data root"))?;
+        let cutoff = SystemTime::now()
+            .checked_sub(older_than)
+            .unwrap_or(UNIX_EPOCH);
+        let quick = SystemTime::now()
+            .checked_sub(QUICK_WRITE_AGE)
+            .unwrap_or(UNIX_EPOCH);
         let mut sweep = Sweep {
-            cutoff: SystemTime::now()
-                .checked_sub(older_than)
-                .unwrap_or(UNIX_EPOCH),
+            cutoff,
+            quick_cutoff: cutoff.min(quick),
             locks: self.profile.fcntl_locks,
             pace,
             listings: &self.listings,
@@ -105,8 +113,17 @@ fn writer_holds_lock(dir: &OwnedFd, name: &std::ffi::CStr) -> bool {
 }
 
 impl Sweep<'_> {
+    /// Whether a temporary has no live writer: its writer was a process of
+    /// this host that has exited, or it is older than the cutoff; one
+    /// whose writer takes no lock only once it is older than a quick
+    /// write can be. (A locked one is left by the caller.)
     fn abandoned(&self, name: &[u8], st: &rustix::fs::Stat) -> bool {
-        !is_own(name) && (meta::mtime(st) <= self.cutoff || writer_is_gone(name))
+        let cutoff = if writer_locks(name) {
+            self.cutoff
+        } else {
+            self.quick_cutoff
+        };
+        !is_own(name) && (meta::mtime(st) <= cutoff || writer_is_gone(name))
     }
 
     /// Sleeps as the pace asks; false once told to stop.
@@ -216,13 +233,30 @@ mod tests {
         let s = Store::open(d.path(), config).unwrap();
         s.create_bucket("bkt").unwrap();
         std::fs::create_dir_all(d.path().join("bkt/a")).unwrap();
-        let tmp = d.path().join("bkt/a/.s3hpc-tmp.otherhost.1.0");
+        // Another host's writers: one that locks its temporary (its lock
+        // would show it live), one that does not (a quick write).
+        let tmp = d.path().join("bkt/a/.s3hpc-tmp.otherhost.1.L0");
+        let quick = d.path().join("bkt/a/.s3hpc-tmp.otherhost.1.1");
         std::fs::write(&tmp, b"partial").unwrap();
+        std::fs::write(&quick, b"partial").unwrap();
         std::fs::write(d.path().join("bkt/a/obj"), b"keep").unwrap();
         assert_eq!(s.sweep_temporaries(Duration::from_secs(3600)).unwrap(), 0);
         assert!(tmp.exists());
         assert_eq!(s.sweep_temporaries(Duration::ZERO).unwrap(), 1);
         assert!(!tmp.exists());
+        assert!(
+            quick.exists(),
+            "a young unlocked temporary may be a live quick write"
+        );
+        let past = std::time::SystemTime::now() - crate::temp::QUICK_WRITE_AGE * 2;
+        std::fs::File::options()
+            .write(true)
+            .open(&quick)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+        assert_eq!(s.sweep_temporaries(Duration::ZERO).unwrap(), 1);
+        assert!(!quick.exists());
         assert!(d.path().join("bkt/a/obj").exists());
     }
 
@@ -271,7 +305,7 @@ mod tests {
         let s = Store::open(d.path(), StoreConfig::default()).unwrap();
         s.create_bucket("bkt").unwrap();
         for i in 0..600 {
-            let tmp = d.path().join(format!("bkt/.s3hpc-tmp.otherhost.1.{i}"));
+            let tmp = d.path().join(format!("bkt/.s3hpc-tmp.otherhost.1.L{i}"));
             std::fs::write(tmp, b"partial").unwrap();
         }
         let stop = AtomicBool::new(true);

@@ -38,6 +38,14 @@ pub(crate) const TEMP_PREFIX: &str = ".s3hpc-tmp.";
 pub(crate) const TEMP_MARK: &str = "s3hpc-tmp-";
 /// Temporaries older than this are taken as abandoned by the sweep at startup.
 pub const STALE_AGE: Duration = Duration::from_secs(6 * 3600);
+/// What a temporary's counter field starts with when its writer holds an
+/// fcntl lock on it while it lives ([`TempNames::next_locked_for`]).
+const LOCKED_MARK: char = 'L';
+/// How long a temporary whose writer takes no lock is presumed live: such a
+/// writer has its whole body at hand (one write) and publishes it within
+/// milliseconds. Locking it would cost every small PUT two metadata-server
+/// requests on CephFS (the lock and its release; 5 per PUT instead of 3).
+pub(crate) const QUICK_WRITE_AGE: Duration = Duration::from_secs(60);
 
 pub(crate) struct TempNames {
     /// `.s3hpc-tmp.<host>.<pid>.`: fixed for the life of the process.
@@ -94,6 +102,12 @@ pub(crate) fn writer_is_gone(name: &[u8]) -> bool {
     }
 }
 
+/// Whether a temporary's name says its writer locks it while it lives.
+pub(crate) fn writer_locks(name: &[u8]) -> bool {
+    let digits = name.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && name.len() > digits && name[name.len() - digits - 1] == LOCKED_MARK as u8
+}
+
 /// Whether a temporary is this process's own: a sweep running beside the
 /// requests it serves must leave it, whatever its age (its lock, if any,
 /// does not show to its own process).
@@ -146,6 +160,15 @@ impl TempNames {
         let _ = write!(out, "{n}");
     }
 
+    /// [`TempNames::next_for`] for a writer that locks its temporary while
+    /// it writes (a body that takes more than one write): the name says so,
+    /// and a sweep then tells the writer's liveness by the lock alone.
+    pub fn next_locked_for(&self, name: &str, out: &mut String) {
+        self.next_for(name, out);
+        let at = out.len() - out.bytes().rev().take_while(u8::is_ascii_digit).count();
+        out.insert(at, LOCKED_MARK);
+    }
+
     /// A name no other writer, on this host or another, uses at the same time.
     pub fn next(&self, out: &mut String) {
         out.clear();
@@ -176,6 +199,20 @@ mod tests {
             format!("{TEMP_PREFIX}elsewhere-node.2147483000.7").as_bytes()
         ));
         assert!(!writer_is_gone(b".s3hpc-tmp.garbage"));
+        // A locking writer's names say so, and still name their writer.
+        let names = TempNames::new();
+        for stem in ["obj", &"x".repeat(250)] {
+            let mut locked = String::new();
+            names.next_locked_for(stem, &mut locked);
+            assert!(
+                writer_locks(locked.as_bytes()) && is_own(locked.as_bytes()),
+                "{locked}"
+            );
+            assert!(is_temp(locked.as_bytes()), "{locked}");
+            let mut quick = String::new();
+            names.next_for(stem, &mut quick);
+            assert!(!writer_locks(quick.as_bytes()), "{quick}");
+        }
         assert!(!writer_is_gone(b"plain-file"));
     }
 

@@ -83,8 +83,9 @@ fn calls_per_operation() {
 
     // CompleteMultipartUpload of one part: the upload's info read (open,
     // fstat, reads), the part opened (open, fstat), copied into an unnamed
-    // temporary, its metadata stored (the multipart ETag: setxattr, chmod
-    // for the mark), linked in; then the completion record written in the
+    // temporary made with the metadata mark in its mode, its metadata
+    // stored (the multipart ETag: setxattr), linked in; then the
+    // completion record written in the
     // staging (an unnamed file: open, write, fstat, link) for a retried
     // completion, and the rest of the staging removed (a listing of it, an
     // unlink per file; the directories stay with the record).
@@ -109,7 +110,6 @@ fn calls_per_operation() {
             (Read, 1),
             (CopyRange, 1),
             (Setxattr, 1),
-            (Chmod, 1),
             (Link, 2),
             (Readdir, 1),
             (Unlink, 2),

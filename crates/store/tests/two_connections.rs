@@ -180,9 +180,11 @@ fn lock_holder_helper() {
 fn sweep_keeps_a_live_writers_temporary() {
     let (t, a, _b) = two();
     let dir = t.path().join("root").join(BUCKET);
-    // A PUT's temporary, named after its object (`temp.rs`).
-    let live = dir.join(".obj.s3hpc-tmp-othernode-4242-1");
-    let dead = dir.join(".s3hpc-tmp.othernode.4242.2");
+    // A long PUT's temporary, named after its object, with the mark of a
+    // writer that locks it (`temp.rs`; a quick write's unlocked temporary
+    // is kept by its age instead, see `sweep.rs`).
+    let live = dir.join(".obj.s3hpc-tmp-othernode-4242-L1");
+    let dead = dir.join(".s3hpc-tmp.othernode.4242.L2");
     std::fs::write(&live, b"partial").unwrap();
     std::fs::write(&dead, b"partial").unwrap();
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())

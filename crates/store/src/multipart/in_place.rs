@@ -433,7 +433,8 @@ impl Store {
         tmp: &mut String,
         adopted: &Adopted,
     ) -> Result<Rc<OwnedFd>> {
-        self.temps.next_for(crate::names::split_key(key).name, tmp);
+        self.temps
+            .next_locked_for(crate::names::split_key(key).name, tmp);
         let (dirfd, ()) = self.in_write_dir(bucket, key, rel, |d| {
             Ok(renameat(&adopted.upload_dir, DATA, d, tmp.as_str())?)
         })?;
