@@ -185,6 +185,20 @@ class Tests:
             time.sleep(0.5)
         log(f"  (GlusterFS bail-out: clients usable again after {time.time() - t0:.1f}s)")
 
+    def print_logs(self, lines=60):
+        """After a failure: the end of every server's log, and of the file
+        system's own client logs (GlusterFS), printed before `scripts/cluster
+        down` removes them with the state directory."""
+        logs = sorted(os.path.join(self.logdir, f) for f in os.listdir(self.logdir))
+        fs_logs = os.path.join(self.state, "log")
+        if os.path.isdir(fs_logs):
+            logs += sorted(os.path.join(fs_logs, f) for f in os.listdir(fs_logs) if f.endswith("-client.log"))
+        for path in logs:
+            if os.path.isfile(path):
+                log(f"----- {path} (last {lines} lines)")
+                for line in tail(path, lines):
+                    log("  | " + line.rstrip("\n"))
+
     def report(self, transport, name, counts, bad, expected_failure=None):
         parts = ", ".join(f"{k} {v}" for k, v in counts.items())
         bailed = self.bailouts() - self.bail_mark if self.fs == "glusterfs" else 0
@@ -880,11 +894,21 @@ class Tests:
                 if p.poll() is None:
                     p.kill()
             subprocess.run([self.cluster, "exec", self.A, "rm", "-rf", self.top], capture_output=True)
+        if self.failed or self.fs_faults:
+            self.print_logs()
         log(f"xnode {self.fs}: {len(self.results)} tests, {len(self.failed)} failed"
             f"{': ' + ', '.join(self.failed) if self.failed else ''}"
             f"{'; file-system faults (not counted): ' + ', '.join(self.fs_faults) if self.fs_faults else ''}"
             f" ({time.time() - t0:.0f}s; server logs in {self.logdir})")
         return 1 if self.failed else 0
+
+
+def tail(path, lines):
+    try:
+        with open(path, errors="replace") as f:
+            return f.readlines()[-lines:]
+    except OSError as e:
+        return [f"(cannot read: {e})\n"]
 
 
 def main():
