@@ -215,6 +215,15 @@ fn run_in(opts: &SuiteOptions, run_dir: &Path, out: &mut dyn Write) -> anyhow::R
         );
     }
 
+    if root && rundir::ext4_without_journal(run_dir) {
+        eprintln!(
+            "s3hpc: {} is ext4 without a journal, where every file create scans past the \
+             inodes deleted in its block group in the last minutes: each backend works in a \
+             block group of its own, but a backend's own deletes (mdtest's) still slow its \
+             next repetition; a tmpfs or journaled disk measures S3 against POSIX more fairly",
+            run.dir
+        );
+    }
     let mut reports = Vec::new();
     for iteration in 0..opts.repeat {
         for backend in order(&opts.backends, iteration) {

@@ -45,7 +45,9 @@ pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
 pub use parts::{ObjectPart, PartGet};
 pub use perms::{AclEntry, AclTag, PermissionChange, Permissions};
-pub use probe::{client_inode_cache, measure_costs, warnings, FsProfile};
+pub use probe::{
+    client_inode_cache, measure_costs, warnings, FsProfile, MdsRequestCounter, MdsRequests,
+};
 pub use sweep::SweepPace;
 pub use temp::STALE_AGE;
 pub use types::*;

@@ -658,6 +658,45 @@ pub fn client_inode_cache(path: &Path) -> Option<u64> {
     ceph_fuse::client_cache_size(pid)
 }
 
+/// The metadata-server requests of the file-system client serving a path,
+/// as the client counts them: on ceph-fuse, its admin socket's `perf dump
+/// client reply` (every request it sent any MDS, whichever process made
+/// the call). The MDS's own count (`ceph tell mds.N perf dump`) needs the
+/// cluster's admin key; this needs only the client's socket, which the
+/// user running ceph-fuse can reach.
+pub struct MdsRequestCounter {
+    socket: std::path::PathBuf,
+}
+
+/// A reading of [`MdsRequestCounter`].
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MdsRequests {
+    pub count: u64,
+    /// Their latencies summed, as the client measured them.
+    pub seconds: f64,
+}
+
+impl MdsRequestCounter {
+    /// The counter of the client serving `path`, where it has one this
+    /// process can read (ceph-fuse, its admin socket reachable).
+    pub fn for_path(path: &Path) -> Option<MdsRequestCounter> {
+        let (mnt, fstype) = mount_of(path)?;
+        if !fstype.starts_with("fuse.ceph") {
+            return None;
+        }
+        let (pid, _) = fuse_daemon(&mnt)?;
+        let counter = MdsRequestCounter {
+            socket: ceph_fuse::admin_socket(pid)?,
+        };
+        counter.read().map(|_| counter)
+    }
+
+    pub fn read(&self) -> Option<MdsRequests> {
+        let (count, seconds) = ceph_fuse::mds_replies(&self.socket)?;
+        Some(MdsRequests { count, seconds })
+    }
+}
+
 /// A directory size a centre's projects reach (issue 27: millions of
 /// files); a ceph-fuse inode cache below it is worth a warning.
 const LARGE_DIRECTORY: u64 = 1 << 20;

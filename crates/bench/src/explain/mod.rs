@@ -26,6 +26,7 @@ use anyhow::Context;
 use layers::{Exec, Layer};
 pub use ops::Op;
 use s3hpc_store::fscalls::{self, Counts, Kind};
+use s3hpc_store::{MdsRequestCounter, MdsRequests};
 use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::PathBuf;
@@ -90,6 +91,9 @@ pub struct Cell {
     pub calls: Counts,
     pub cpu_thread: Duration,
     pub cpu_process: Duration,
+    /// The metadata-server requests the file system's client counted for
+    /// these ops, where it counts them (ceph-fuse); None elsewhere.
+    pub mds: Option<MdsRequests>,
 }
 
 impl Cell {
@@ -112,6 +116,16 @@ impl Cell {
 
     pub fn metadata_per_op(&self) -> f64 {
         self.calls.metadata() as f64 / self.ops.max(1) as f64
+    }
+
+    /// Metadata-server requests per op, where the client counts them.
+    pub fn mds_per_op(&self) -> Option<f64> {
+        self.mds.map(|m| m.count as f64 / self.ops.max(1) as f64)
+    }
+
+    /// Microseconds of metadata-server replies per op, as the client timed them.
+    pub fn mds_us_per_op(&self) -> Option<f64> {
+        self.mds.map(|m| m.seconds * 1e6 / self.ops.max(1) as f64)
     }
 
     pub fn cpu_client_us(&self) -> f64 {
@@ -211,12 +225,21 @@ fn cpu_clock(clock: libc::clockid_t) -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
+/// The cells of a run, and the file-system client's request counter.
+struct Tally {
+    cells: Vec<Vec<Vec<Cell>>>,
+    mds: Option<MdsRequestCounter>,
+}
+
 /// Runs `n` ops, timing each, and adds them to `cell`.
 fn measure(
     cell: &mut Cell,
+    mds: Option<&MdsRequestCounter>,
     n: usize,
     mut op: impl FnMut(usize) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    // Read outside the timed loop: a question on the client's socket.
+    let mds_before = mds.and_then(|m| m.read());
     let calls = fscalls::snapshot();
     let thread = cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID);
     let process = cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID);
@@ -235,6 +258,11 @@ fn measure(
         cell.calls.failed[i] += d.failed[i];
     }
     cell.ops += n as u64;
+    if let (Some(before), Some(after)) = (mds_before, mds.and_then(|m| m.read())) {
+        let sum = cell.mds.get_or_insert_with(MdsRequests::default);
+        sum.count += after.count.saturating_sub(before.count);
+        sum.seconds += (after.seconds - before.seconds).max(0.0);
+    }
     Ok(())
 }
 
@@ -256,7 +284,7 @@ fn data(len: usize) -> Vec<u8> {
 #[allow(clippy::too_many_arguments)]
 fn through_layers(
     layers: &[Layer],
-    cells: &mut [Vec<Vec<Cell>>],
+    tally: &mut Tally,
     turn: usize,
     op: Op,
     slot: usize,
@@ -273,7 +301,8 @@ fn through_layers(
             count - 1 - k
         };
         let layer = &layers[li];
-        measure(&mut cells[li][op_index(op)][slot], n, |i| {
+        let cell = &mut tally.cells[li][op_index(op)][slot];
+        measure(cell, tally.mds.as_ref(), n, |i| {
             layer.exec.run(op, &key(i), body, buf)
         })
         .with_context(|| format!("{} through layer {}", op.name(), layer.name))?;
@@ -289,7 +318,7 @@ fn run_rep(
     p: &ExplainParams,
     layers: &[Layer],
     rep: usize,
-    cells: &mut [Vec<Vec<Cell>>],
+    tally: &mut Tally,
     part: &[u8],
 ) -> anyhow::Result<()> {
     let mut buf = Vec::new();
@@ -303,7 +332,7 @@ fn run_rep(
             }
             p.stop.check()?;
             let key = |i| format!("obj/{slot}-{rep}-{i}");
-            through_layers(layers, cells, turn, op, slot, n, key, &body, &mut buf)?;
+            through_layers(layers, tally, turn, op, slot, n, key, &body, &mut buf)?;
             turn += 1;
         }
     }
@@ -311,7 +340,7 @@ fn run_rep(
     let missing = |i| format!("obj/missing-{i}");
     through_layers(
         layers,
-        cells,
+        tally,
         turn,
         Op::HeadMissing,
         0,
@@ -323,7 +352,7 @@ fn run_rep(
     let lists = (p.batch / 20).max(3);
     through_layers(
         layers,
-        cells,
+        tally,
         turn + 1,
         Op::List,
         0,
@@ -336,7 +365,7 @@ fn run_rep(
     let upload = |i| format!("mpu/{rep}-{i}");
     through_layers(
         layers,
-        cells,
+        tally,
         turn,
         Op::Multipart,
         0,
@@ -447,10 +476,13 @@ fn run_in(
         }
     }
     let part = data(ops::PART_SIZE as usize);
-    let mut cells = vec![vec![vec![Cell::default(); p.sizes.len()]; Op::ALL.len()]; layers.len()];
+    let mut tally = Tally {
+        cells: vec![vec![vec![Cell::default(); p.sizes.len()]; Op::ALL.len()]; layers.len()],
+        mds: MdsRequestCounter::for_path(root),
+    };
     let measured = (|| {
         for rep in 0..p.repeat {
-            run_rep(p, &layers, rep, &mut cells, &part)?;
+            run_rep(p, &layers, rep, &mut tally, &part)?;
         }
         anyhow::Ok(())
     })();
@@ -474,7 +506,7 @@ fn run_in(
             })
             .collect(),
         sizes: p.sizes.clone(),
-        cells,
+        cells: tally.cells,
         filesystem,
         dir: root.display().to_string(),
         repeat: p.repeat,
@@ -568,6 +600,8 @@ fn rows(e: &Explained) -> Vec<Value> {
                     "fs_failed": if l.counted { Value::Object(failed) } else { Value::Null },
                     "fs_calls_total": l.counted.then(|| c.calls_per_op()),
                     "fs_metadata_calls": l.counted.then(|| c.metadata_per_op()),
+                    "mds_requests": c.mds_per_op(),
+                    "mds_us": c.mds_us_per_op(),
                     "cpu_client_us": c.cpu_client_us(),
                     "cpu_server_us": c.cpu_server_us(),
                     "requests": if l.networked { op.requests() } else { 0 },

@@ -87,8 +87,50 @@ pub fn print(e: &Explained, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     latency_grid(e, &UNSIZED, 0, out)?;
     fs_calls(e, out)?;
+    mds_requests(e, out)?;
     cpu(e, out)?;
     largest(e, out)
+}
+
+/// Metadata-server requests per op through every layer, where the file
+/// system's client counts them (ceph-fuse), with their latency summed per
+/// op: what the calls above cost the MDS.
+fn mds_requests(e: &Explained, out: &mut dyn Write) -> std::io::Result<()> {
+    let slot = e.sizes.iter().position(|&s| s > 0).unwrap_or(0);
+    let counted = |li: usize, op: Op| e.cell(li, op, slot).mds_per_op();
+    if !e
+        .layers
+        .iter()
+        .enumerate()
+        .any(|(li, _)| counted(li, Op::PutNew).is_some())
+    {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nMetadata-server requests per op ({} objects), as the file system's client counted \
+         them (ceph-fuse's `perf dump client reply`: every request of this mount, so other \
+         work on it counts too), and [their latency summed, µs]:",
+        size_label(e.sizes[slot])
+    )?;
+    write!(out, "{:<14}", "op")?;
+    for l in &e.layers {
+        write!(out, " {:>20}", l.name)?;
+    }
+    writeln!(out)?;
+    for op in SIZED.iter().chain(UNSIZED.iter()).copied() {
+        write!(out, "{:<14}", op.name())?;
+        for li in 0..e.layers.len() {
+            let c = e.cell(li, op, slot);
+            let cell = match (c.mds_per_op(), c.mds_us_per_op()) {
+                (Some(n), Some(us)) if c.ops > 0 => format!("{n:.2} [{us:.0}]"),
+                _ => "-".into(),
+            };
+            write!(out, " {cell:>20}")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 /// File-system calls per op: POSIX's and the engine's, by kind, and

@@ -1,6 +1,8 @@
-//! ceph-fuse's own settings, asked on its admin socket. The size of its
-//! inode cache (`client_cache_size`) decides what a stat in key order costs
-//! in a directory larger than it (see `super::client_inode_cache`).
+//! ceph-fuse's own settings and counters, asked on its admin socket. The
+//! size of its inode cache (`client_cache_size`) decides what a stat in key
+//! order costs in a directory larger than it (see
+//! `super::client_inode_cache`); its count of metadata requests tells what
+//! each S3 call cost the MDS (`super::MdsRequestCounter`).
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -21,11 +23,34 @@ pub(super) fn client_cache_size(pid: u32) -> Option<u64> {
     config_value(&answer, "client_cache_size")
 }
 
+/// The requests ceph-fuse `pid` has sent its metadata servers, and their
+/// summed latency in seconds (`perf dump client reply`: one sample per
+/// reply). None where its admin socket cannot be reached.
+pub(super) fn mds_replies(sock: &Path) -> Option<(u64, f64)> {
+    let answer = ask(
+        sock,
+        r#"{"prefix":"perf dump","logger":"client","counter":"reply"}"#,
+    )?;
+    let count = number_after(&answer, "avgcount")?;
+    let sum = number_after(&answer, "sum")?;
+    Some((count as u64, sum))
+}
+
+/// The number after `"key":` in a JSON answer.
+fn number_after(answer: &str, key: &str) -> Option<f64> {
+    let rest = &answer[answer.find(&format!("\"{key}\""))? + key.len() + 2..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+')))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
 /// The admin socket of process `pid`: the one of its sockets bound to a
 /// path ending in `.asok` (Ceph's default `$run_dir/$cluster-$name.asok`,
 /// and any `admin socket` setting that keeps the suffix). The path is the
 /// daemon's; the caller made sure it shares this process's mount namespace.
-fn admin_socket(pid: u32) -> Option<PathBuf> {
+pub(super) fn admin_socket(pid: u32) -> Option<PathBuf> {
     let proc = PathBuf::from(format!("/proc/{pid}"));
     let inodes: HashSet<String> = std::fs::read_dir(proc.join("fd"))
         .ok()?
@@ -97,6 +122,15 @@ mod tests {
             config_value("{\"client_cache_size\": \"\"}", "client_cache_size"),
             None
         );
+    }
+
+    #[test]
+    fn reads_the_client_reply_counter() {
+        // As ceph-fuse 16.2 answered `perf dump client reply` here.
+        let answer = "{\n    \"client\": {\n        \"reply\": {\n            \"avgcount\": 1727,\n            \"sum\": 4.943822944,\n            \"avgtime\": 0.002862665\n        }\n    }\n}\n";
+        assert_eq!(number_after(answer, "avgcount"), Some(1727.0));
+        assert_eq!(number_after(answer, "sum"), Some(4.943822944));
+        assert_eq!(number_after("{\"error\": \"x\"}", "sum"), None);
     }
 
     #[test]
