@@ -48,7 +48,6 @@ impl RunDir {
         let path = dir.join(format!("s3hpc-io500-{}-{unix}", std::process::id()));
         // create_dir (not _all) fails if it exists: the directory is ours alone.
         std::fs::create_dir(&path).with_context(|| format!("creating {}", path.display()))?;
-        spread_subdirectories(&path);
         Ok(RunDir {
             path,
             parent: dir.to_path_buf(),
@@ -69,31 +68,16 @@ impl RunDir {
     }
 }
 
-/// Asks ext2/3/4 to place each subdirectory of `dir` (one per backend and
-/// benchmark) as a top-level one, in a block group of its own
-/// (`FS_TOPDIR_FL`, what `chattr +T` sets); other file systems ignore or
-/// refuse it. On ext4 without a journal every inode allocation scans past
-/// the inodes freed in its group in the last one to six minutes
-/// (`recently_deleted` in fs/ext4/ialloc.c): a backend run in the group
-/// where the previous backend had just deleted its files paid for them, and
-/// mdtest-hard-write over the engine, which runs after POSIX, measured
-/// 0.04-0.10 of POSIX on such a disk with p99s of milliseconds.
-fn spread_subdirectories(dir: &Path) {
-    use rustix::fs::{ioctl_getflags, ioctl_setflags, IFlags};
-    let Ok(fd) = rustix::fs::open(
-        dir,
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    ) else {
-        return;
-    };
-    if let Ok(flags) = ioctl_getflags(&fd) {
-        let _ = ioctl_setflags(&fd, flags | IFlags::TOPDIR);
-    }
-}
-
-/// Whether `path` is on ext4 mounted without a journal, where inode
-/// allocation slows down after deletes (see [`spread_subdirectories`]).
+/// Whether `path` is on ext4 mounted without a journal. There every inode
+/// allocation scans past the inodes freed in its block group in the last
+/// one to six minutes (`recently_deleted` in fs/ext4/ialloc.c, for
+/// journal-less mounts only): a backend that runs after another's deletes
+/// pays for them, and mdtest-hard over S3 (a 0-byte PUT, then an
+/// overwriting one: two inodes made and one freed per file, against
+/// POSIX's one) pays twice. Asking for fresh block groups (`chattr +T` on
+/// the run directory) did not help: ext4's Orlov allocator puts a new
+/// top-level directory where inodes are free, which after a run's deletes
+/// is the group that just freed them.
 pub fn ext4_without_journal(path: &Path) -> bool {
     if fs_type(path) != "ext4" {
         return false;

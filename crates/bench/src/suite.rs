@@ -218,9 +218,11 @@ fn run_in(opts: &SuiteOptions, run_dir: &Path, out: &mut dyn Write) -> anyhow::R
     if root && rundir::ext4_without_journal(run_dir) {
         eprintln!(
             "s3hpc: {} is ext4 without a journal, where every file create scans past the \
-             inodes deleted in its block group in the last minutes: each backend works in a \
-             block group of its own, but a backend's own deletes (mdtest's) still slow its \
-             next repetition; a tmpfs or journaled disk measures S3 against POSIX more fairly",
+             inodes deleted nearby in the last minutes: a backend that runs after another's \
+             deletes, or after an earlier run, creates files 10-50x slower than on a fresh \
+             disk, and mdtest-hard over S3 (a 0-byte PUT, then an overwriting PUT) pays twice; \
+             its write ratios say more about the allocator than about S3 (tmpfs or a journaled \
+             file system measures them fairly)",
             run.dir
         );
     }
