@@ -28,7 +28,7 @@ Assumptions:
   charges --open-requests (0 to 1, default 1, the pessimistic end) per open:
   per file for mdtest-hard-read (POSIX and GET alike), per transfer for an S3
   ior-easy-read, once per rank's file for POSIX (so 0 per transfer).
-- Reads, stats and deletes cost the same with either ETag kind.
+- Empty PUTs, reads, stats and deletes cost the same with either ETag kind.
 - The MDS serves requests of every kind at the same rate; nothing else
   (OSTs, network) limits unless --data-gibs caps the IOR phases, so POSIX
   ior-easy is client-bound by construction.
@@ -37,9 +37,13 @@ Assumptions:
   taken as one synchronous round trip of --mds-rtt (so requests beyond
   POSIX's add time, fewer take it away), plus MD5 at 0.5 GiB/s per core
   (docs/costs.md) on written bytes with MD5 ETags, plus the transport's
-  cost per S3 call and per byte (from docs/explain.md's layer tables over
-  the engine: rpc-unix +10-14 us per small call, +14-380 us per 2 MiB;
-  http +21-29 us, +630-1900 us per 2 MiB).
+  cost per S3 call and per byte (docs/explain.md's layer tables, over the
+  engine: rpc-unix +10-31 us per small call, +14-390 us per 2 MiB; http
+  +21-42 us, +630-1900 us per 2 MiB; modelled as 12 us + bytes at 8 GiB/s
+  and 25 us + bytes at 2 GiB/s).
+- --mds-rtt 0.25 ms: CephFS requests took 0.3-1 ms on ceph-fuse nodes
+  sharing one machine (docs/benchmarks.md); a Lustre client on a fast
+  network is taken to be at the low end.
 - Multipart uploads (boto3, aws CLI, rclone): 17.1 requests per 8 MiB part.
 """
 import argparse
@@ -48,16 +52,17 @@ import math
 import sys
 
 GIB = 1 << 30
-# Per-rank POSIX op rates when the MDS is not the limit (order of magnitude for
-# one rank on a Lustre client; each MDS request a ~0.25 ms round trip):
+# Per-rank POSIX op rates when the MDS is not the limit. Assumed, not measured:
+# each MDS request one round trip (--mds-rtt, 0.25 ms) plus ~0.25-0.4 ms of client
+# and data-server work per op, the order of an mdtest rank on a Lustre client.
 CLIENT_OPS = {
-    "mdtest-easy-write": 2000,   # mdtest create, ~2000/s per rank on IO500 Lustre entries
-    "mdtest-hard-write": 1500,   # create + 3901 B write + close in one shared directory
+    "mdtest-easy-write": 2000,   # create: 1 round trip + 0.25 ms
+    "mdtest-hard-write": 1500,   # create, 3901 B write, close: 1 round trip + 0.42 ms
     "ior-easy-write": None,      # --rank-gibs / --transfer: 1 GiB/s per rank = 512 x 2 MiB
-    "mdtest-hard-stat": 1500,    # lookup + getattr: two round trips
-    "mdtest-hard-read": 1500,    # open, read 3901 B, close
+    "mdtest-hard-stat": 1500,    # lookup + getattr: 2 round trips + 0.17 ms
+    "mdtest-hard-read": 1500,    # open, read 3901 B, close: 0-1 round trip + 0.42-0.67 ms
     "ior-easy-read": None,       # as ior-easy-write
-    "mdtest-hard-delete": 1000,  # lookup, lookup, unlink: three round trips
+    "mdtest-hard-delete": 1000,  # lookup, lookup, unlink: 3 round trips + 0.25 ms
 }
 # Transport cost over the embedded engine: (us per S3 call, GiB/s through the socket).
 TRANSPORTS = {"embedded": (0.0, 0.0), "remote": (12.0, 8.0), "http": (25.0, 2.0)}
@@ -69,7 +74,7 @@ def phases(a):
     """phase -> (is_ior, POSIX requests/op, {writer: requests/op}, S3 calls/op, bytes/op, written)."""
     t, o = a.transfer, a.open_requests
     return {
-        "mdtest-easy-write": (False, 1.0, {"md5": 1.0, "fast": 1.0}, 1, 0, True),
+        "mdtest-easy-write": (False, 1.0, {"s3": 1.0}, 1, 0, True),  # a 0-byte PUT stores no xattr
         "mdtest-hard-write": (False, 1.0, {"md5": 4.0, "fast": 3.0}, 2, 3901, True),
         "ior-easy-write": (True, 0.0, {"md5": 3.0, "fast": 2.0}, 1, t, True),
         "mdtest-hard-stat": (False, 2.01, {"s3": 2.01}, 1, 0, False),
