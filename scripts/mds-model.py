@@ -171,7 +171,7 @@ def main():
     ap.add_argument("--transfer", type=size, default=2 << 20, help="IOR transfer size (2MiB)")
     ap.add_argument("--mds-rtt", type=float, default=0.25, help="ms per synchronous MDS request")
     ap.add_argument("--open-requests", type=float, default=1.0, help="MDS requests per open of a read (0-1)")
-    ap.add_argument("--data-gibs", type=float, default=0, help="aggregate data GiB/s cap for ior (0: none)")
+    ap.add_argument("--data-gibs", type=float, default=1000, help="aggregate GiB/s the storage servers give IOR (0: no cap); default a large centre's")
     ap.add_argument("--transports", default="embedded,remote,http")
     ap.add_argument("--json", action="store_true", help="print JSON instead of tables")
     a = ap.parse_args()
