@@ -458,3 +458,63 @@ fn parts_from_another_process_land_in_the_same_file() {
         assert_eq!(Some(object_ino(&env, KEY)), ino);
     }
 }
+
+/// A body that fails after `after` bytes, as a client killed mid-part.
+struct Broken {
+    left: usize,
+}
+
+impl std::io::Read for Broken {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "client went away",
+            ));
+        }
+        let n = buf.len().min(self.left);
+        buf[..n].fill(0xee);
+        self.left -= n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_part_cut_off_midway_leaves_no_part_and_its_slot_free() {
+    let env = Env::new();
+    let id = begin(&env, KEY);
+    let (p1, p2) = (part(1, 5 * MIB), part(2, 5 * MIB));
+    upload(&env, &id, 2, &p2);
+    let cut = env.store.upload_part(
+        BUCKET,
+        KEY,
+        &id,
+        1,
+        PutBody::Stream {
+            reader: &mut Broken { left: 3 * MIB },
+            len: Some(5 * MIB as u64),
+        },
+    );
+    assert!(cut.is_err());
+    let listed: Vec<u32> = env
+        .store
+        .list_parts(BUCKET, KEY, &id)
+        .unwrap()
+        .iter()
+        .map(|p| p.part_number)
+        .collect();
+    assert_eq!(listed, [2], "a part cut off is no part");
+    // Sent again, it goes to its slot (the cut one's bytes are overwritten).
+    let e1 = upload(&env, &id, 1, &p1);
+    let e2 = env.store.list_parts(BUCKET, KEY, &id).unwrap()[1]
+        .etag
+        .clone();
+    let ino = data_ino(&env, &id);
+    env.store
+        .complete_multipart_upload(BUCKET, KEY, &id, &[(1, e1), (2, e2)])
+        .unwrap();
+    assert_eq!(env.get(KEY), [p1, p2].concat());
+    if layout_applies(&env) {
+        assert_eq!(Some(object_ino(&env, KEY)), ino);
+    }
+}
