@@ -11,9 +11,12 @@
 //! not at all.
 
 mod in_place;
+mod staging;
 
 use in_place::PartData;
-pub(crate) use in_place::{Adopted, Strides};
+pub(crate) use in_place::Strides;
+pub(crate) use staging::UPLOADS;
+use staging::{part_file, upload_key, INFO, MIN_PART_SIZE, PART_PREFIX};
 
 use crate::fscalls::{read_dir, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
@@ -27,9 +30,6 @@ use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub(crate) const UPLOADS: &str = ".s3hpc-uploads";
-const INFO: &str = "info";
-const PART_PREFIX: &str = "part.";
 /// What a completed upload leaves in its staging directory: its key and
 /// the object's ETag, so that a retried completion gets the same answer.
 const COMPLETED: &str = "completed";
@@ -37,8 +37,6 @@ const COMPLETED: &str = "completed";
 /// seconds; 15 minutes is S3's allowance for a request's clock.
 pub const COMPLETED_AGE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 const MAX_PART_NUMBER: u32 = 10_000;
-/// S3's minimum size of every part but the last.
-pub const MIN_PART_SIZE: u64 = 5 << 20;
 
 /// The mode of a new directory below `parent`: an upload's staging
 /// directory is its initiator's alone (another user, even one who may read
@@ -49,14 +47,6 @@ pub(crate) fn dir_mode(bucket: &str, parent: &str) -> rustix::fs::Mode {
         .strip_prefix(bucket)
         .is_some_and(|p| p.strip_prefix('/') == Some(UPLOADS));
     rustix::fs::Mode::from_bits_truncate(if uploads { 0o700 } else { 0o777 })
-}
-
-fn upload_key(upload_id: &str, file: &str) -> String {
-    format!("{UPLOADS}/{upload_id}/{file}")
-}
-
-fn part_file(n: u32) -> String {
-    format!("{PART_PREFIX}{n:05}")
 }
 
 /// A fresh id: 32 hex digits from time, pid, host and a counter, so ids from

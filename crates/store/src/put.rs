@@ -3,7 +3,9 @@
 //! one, never a partial one.
 
 use crate::dirs::DirCache;
-use crate::fscalls::{fstat, fsync, linkat, openat, renameat, renameat_with, statat, unlinkat};
+use crate::fscalls::{
+    fdatasync, fstat, fsync, linkat, openat, renameat, renameat_with, statat, unlinkat,
+};
 use crate::meta::{self, StoredMeta, EMPTY_MD5};
 use crate::names::dir_rel;
 use crate::names::{split_key, validate_bucket_name, validate_key, DIR_ENTRY, SELF_ENTRY};
@@ -124,8 +126,18 @@ pub(crate) enum Source<'a> {
     /// Byte ranges of existing files, concatenated (copy, multipart complete).
     Files(Vec<(File, u64, u64)>),
     /// A file already holding the object's bytes (a multipart upload's
-    /// data file), moved in as the temporary (`multipart::in_place`).
-    Adopt(crate::multipart::Adopted),
+    /// data file), moved in as the temporary.
+    Adopt(Adopted),
+}
+
+/// A file that becomes an object as it is, locked whole by its open file
+/// description (so that no writer of its ranges is at work): `name` in
+/// `dir`, where it goes back if the write fails (a refused condition
+/// leaves a multipart upload as it was).
+pub(crate) struct Adopted {
+    pub dir: Rc<OwnedFd>,
+    pub name: &'static str,
+    pub fd: OwnedFd,
 }
 
 const NEW_FILE: OFlags = OFlags::CREATE
@@ -324,6 +336,48 @@ impl Store {
             }
             result
         })
+    }
+
+    /// Moves an adopted file into the key's directory as temporary `tmp`,
+    /// where it is finished like any PUT's.
+    fn adopt_temp(
+        &self,
+        bucket: &str,
+        key: &str,
+        rel: &str,
+        tmp: &mut String,
+        adopted: &Adopted,
+    ) -> Result<Rc<OwnedFd>> {
+        self.temps.next_locked_for(split_key(key).name, tmp);
+        let (dirfd, ()) = self.in_write_dir(bucket, key, rel, |d| {
+            Ok(renameat(&adopted.dir, adopted.name, d, tmp.as_str())?)
+        })?;
+        // From here the temporary is the engine's like any other: a sweep
+        // sees it live by the same lock a long PUT's temporary holds.
+        unlock_ofd(&adopted.fd);
+        if self.profile.shared {
+            let _ = crate::probe::lock_file(adopted.fd.as_fd());
+        }
+        Ok(dirfd)
+    }
+
+    /// Syncs a file's data as `--durability` asks, or as the file system
+    /// needs for another client to read it.
+    pub(crate) fn sync_data(&self, fd: &OwnedFd) -> rustix::io::Result<()> {
+        if self.config.durability == Durability::Fsync {
+            fsync(fd)
+        } else if self.profile.buffered_writes {
+            fdatasync(fd)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Gives an adopted file back after a write that failed.
+    fn return_adopted(&self, dirfd: &OwnedFd, tmp: &str, adopted: &Adopted) {
+        if renameat(dirfd, tmp, &adopted.dir, adopted.name).is_err() {
+            let _ = unlinkat(dirfd, tmp, AtFlags::empty());
+        }
     }
 
     /// Opens the file a PUT writes into: an unnamed `O_TMPFILE` when the key
@@ -1101,6 +1155,22 @@ impl CasLock {
             _local: Some(local),
         })
     }
+}
+
+/// Releases every open-file-description lock `fd` holds.
+fn unlock_ofd(fd: &OwnedFd) {
+    // SAFETY: zeroed is a valid `flock`; the fields that matter are set.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_UNLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    // SAFETY: `fd` is open and `fl` a valid flock for the call.
+    unsafe {
+        libc::fcntl(
+            fd.as_raw_fd(),
+            libc::F_OFD_SETLK,
+            &mut fl as *mut libc::flock,
+        )
+    };
 }
 
 /// An exclusive (write) lock on the whole file, waiting for it; EINTR retried.

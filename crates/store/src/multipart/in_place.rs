@@ -28,11 +28,11 @@
 //! that its part has no record yet (a re-upload's bytes must never go over
 //! bytes a record vouches for).
 
-use super::{part_file, upload_key, MIN_PART_SIZE, UPLOADS};
-use crate::fscalls::{fdatasync, fstat, fsync, openat, renameat, statat};
+use super::staging::{part_file, upload_key, MIN_PART_SIZE, UPLOADS};
+use crate::fscalls::{fstat, openat, statat};
 use crate::meta::StoredMeta;
 use crate::names::dir_rel;
-use crate::put::{Checks, Source};
+use crate::put::{Adopted, Checks, Source};
 use crate::*;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
@@ -96,14 +96,6 @@ impl PartData {
     }
 }
 
-/// The data file of a completion that publishes it, locked whole.
-pub(crate) struct Adopted {
-    /// The upload's staging directory, to give the file back to if the
-    /// completion fails (a refused condition leaves the upload as it was).
-    pub upload_dir: Rc<OwnedFd>,
-    pub fd: OwnedFd,
-}
-
 /// The uploads whose stride this process knows (it never changes once
 /// set): a part reads the `stride` file once per upload and process.
 #[derive(Default)]
@@ -156,22 +148,6 @@ fn try_lock(fd: &OwnedFd, start: u64, len: u64) -> rustix::io::Result<bool> {
             e => return Err(e),
         }
     }
-}
-
-/// Releases every lock this file description holds.
-fn unlock(fd: &OwnedFd) {
-    // SAFETY: as in `try_lock`.
-    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-    fl.l_type = libc::F_UNLCK as _;
-    fl.l_whence = libc::SEEK_SET as _;
-    // SAFETY: `fd` is open and `fl` a valid flock for the call.
-    unsafe {
-        libc::fcntl(
-            fd.as_raw_fd(),
-            libc::F_OFD_SETLK,
-            &mut fl as *mut libc::flock,
-        )
-    };
 }
 
 /// Whether `name` in `dir` is the file open as `fd`.
@@ -316,18 +292,6 @@ impl Store {
         Ok(Ok(etag))
     }
 
-    /// Syncs a file's data as `--durability` asks, or as the file system
-    /// needs for another client to read it.
-    pub(crate) fn sync_data(&self, fd: &OwnedFd) -> rustix::io::Result<()> {
-        if self.config.durability == Durability::Fsync {
-            fsync(fd)
-        } else if self.profile.buffered_writes {
-            fdatasync(fd)
-        } else {
-            Ok(())
-        }
-    }
-
     /// Where a part entry, as opened, keeps its bytes: None for a part
     /// file of its own.
     pub(super) fn placed(info: &ObjectInfo, body: &mut ObjectReader) -> Option<Placed> {
@@ -418,40 +382,9 @@ impl Store {
             self.sync_data(&fd).map_err(|e| io_err(e, &what))?;
         }
         Ok(Some(Adopted {
-            upload_dir: dir,
+            dir,
+            name: DATA,
             fd,
         }))
-    }
-
-    /// Moves an adopted data file into the key's directory as temporary
-    /// `tmp`, where the PUT path finishes it like any other.
-    pub(crate) fn adopt_temp(
-        &self,
-        bucket: &str,
-        key: &str,
-        rel: &str,
-        tmp: &mut String,
-        adopted: &Adopted,
-    ) -> Result<Rc<OwnedFd>> {
-        self.temps
-            .next_locked_for(crate::names::split_key(key).name, tmp);
-        let (dirfd, ()) = self.in_write_dir(bucket, key, rel, |d| {
-            Ok(renameat(&adopted.upload_dir, DATA, d, tmp.as_str())?)
-        })?;
-        // From here the temporary is the engine's like any other: a sweep
-        // sees it live by the same lock a PUT's temporary holds.
-        unlock(&adopted.fd);
-        if self.profile.shared {
-            let _ = crate::probe::lock_file(adopted.fd.as_fd());
-        }
-        Ok(dirfd)
-    }
-
-    /// Gives an adopted data file back to its upload after a completion
-    /// that failed (a refused condition): the upload can be completed again.
-    pub(crate) fn return_adopted(&self, dirfd: &OwnedFd, tmp: &str, adopted: &Adopted) {
-        if renameat(dirfd, tmp, &adopted.upload_dir, DATA).is_err() {
-            let _ = crate::fscalls::unlinkat(dirfd, tmp, AtFlags::empty());
-        }
     }
 }
