@@ -185,6 +185,23 @@ class Tests:
             time.sleep(0.5)
         log(f"  (GlusterFS bail-out: clients usable again after {time.time() - t0:.1f}s)")
 
+    def brick_view(self, rel):
+        """GlusterFS: directory `rel` of the data on each brick, its gfid
+        and entries, as the bricks hold them (not through a client)."""
+        under = os.path.relpath(os.path.join(self.data, rel), self.mount)
+        out = []
+        for b in sorted(os.listdir(os.path.join(self.state, "bricks"))):
+            path = os.path.join(self.state, "bricks", b, under)
+            if not os.path.isdir(path):
+                out.append(f"{b}: absent")
+                continue
+            try:
+                gfid = os.getxattr(path, "trusted.gfid").hex()
+            except OSError as e:
+                gfid = f"({e.strerror})"
+            out.append(f"{b}: gfid {gfid}, entries {sorted(os.listdir(path))}")
+        return "; ".join(out)
+
     def print_logs(self, lines=60):
         """After a failure: the end of every server's log, and of the file
         system's own client logs (GlusterFS), printed before `scripts/cluster
@@ -598,6 +615,11 @@ class Tests:
             if g[0] != "ok" or g[1] != f"y{i}" or gx[0] == "ok" or gx[1] != "NoSuchKey":
                 bad_get += 1
                 first = first or " ".join(g if g[0] != "ok" else gx)
+                if self.fs == "glusterfs":
+                    # What each brick holds: a directory whose rmdir failed
+                    # on one brick (a bail-out) can come back with its old
+                    # gfid there and a new one on the other.
+                    log(f"  dir-recreated trial {i}: " + self.brick_view(os.path.join(BUCKET, d)))
         self.report(self.kind, "dir-recreated", {"trials": n, "bad puts": bad_put, "bad gets": bad_get}
                     | ({"first failure": first[:160]} if first else {}), bad_put + bad_get)
 
