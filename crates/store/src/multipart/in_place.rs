@@ -150,6 +150,28 @@ fn try_lock(fd: &OwnedFd, start: u64, len: u64) -> rustix::io::Result<bool> {
     }
 }
 
+/// Opens the upload's data file for writing, making it if it is not there.
+/// None: it went away meanwhile (a completion or an abort).
+fn open_data(dir: &OwnedFd) -> rustix::io::Result<Option<OwnedFd>> {
+    let flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match openat(
+        dir,
+        DATA,
+        flags | OFlags::CREATE,
+        Mode::from_bits_truncate(0o666),
+    ) {
+        Ok(fd) => Ok(Some(fd)),
+        // Two nodes made it at once: through FUSE (MooseFS) the one that
+        // lost the create is told EEXIST, O_EXCL or not.
+        Err(Errno::EXIST) => match openat(dir, DATA, flags, Mode::empty()) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
 /// Whether `name` in `dir` is the file open as `fd`.
 fn still_named(dir: &OwnedFd, name: &str, fd: &OwnedFd) -> bool {
     match (statat(dir, name, AtFlags::SYMLINK_NOFOLLOW), fstat(fd)) {
@@ -251,9 +273,9 @@ impl Store {
         }
         let dir = self.upload_dir(bucket, upload_id)?;
         let what = format!("part {n} of upload {upload_id}");
-        let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = openat(&dir, DATA, flags, Mode::from_bits_truncate(0o666))
-            .map_err(|e| io_err(e, &what))?;
+        let Some(fd) = open_data(&dir).map_err(|e| io_err(e, &what))? else {
+            return Ok(Err(body));
+        };
         if !try_lock(&fd, offset, stride).map_err(|e| io_err(e, &what))?
             || !still_named(&dir, DATA, &fd)
         {
