@@ -206,7 +206,8 @@ class Tests:
         """After a failure: the end of every server's log, and of the file
         system's own client logs (GlusterFS), printed before `scripts/cluster
         down` removes them with the state directory."""
-        logs = sorted(os.path.join(self.logdir, f) for f in os.listdir(self.logdir))
+        # Logs only: the directory also holds the users test's credentials.
+        logs = sorted(os.path.join(self.logdir, f) for f in os.listdir(self.logdir) if f.endswith(".log"))
         fs_logs = os.path.join(self.state, "log")
         if os.path.isdir(fs_logs):
             logs += sorted(os.path.join(fs_logs, f) for f in os.listdir(fs_logs) if f.endswith("-client.log"))
@@ -895,7 +896,12 @@ class Tests:
             for kind in transports:
                 if self.only and not any(name in self.only for name, _ in tests + http_only):
                     continue
-                self.setup_transport(kind)
+                try:
+                    self.setup_transport(kind)
+                except Exception as e:  # a transport that did not start fails its tests
+                    self.report(kind, "setup", {"exception": repr(e)[:300]}, 1)
+                    self.teardown_transport()
+                    continue
                 try:
                     for name, fn in tests + (http_only if kind == "http" else []):
                         if self.only and name not in self.only:
