@@ -153,7 +153,10 @@ class Tests:
         self.top = os.path.join(self.mount, f"s3hpc-xnode-{self.run_id}")
         self.logdir = os.path.join(a.state, f"xnode-logs-{self.run_id}")
         os.makedirs(self.logdir, exist_ok=True)
-        self.port = 20000 + random.randrange(0, 20000)
+        # Below the ephemeral range: a server's port must not be one an
+        # agent's connection to another server holds on 127.0.0.1 (a server
+        # on MooseFS once failed to start so).
+        self.port = random.randrange(12000, ephemeral_low() - 2000)
         self.only = set(a.only.split(",")) if a.only else None
 
     def n(self, full, quick):
@@ -929,6 +932,14 @@ class Tests:
             f"{'; file-system faults (not counted): ' + ', '.join(self.fs_faults) if self.fs_faults else ''}"
             f" ({time.time() - t0:.0f}s; server logs in {self.logdir})")
         return 1 if self.failed else 0
+
+
+def ephemeral_low():
+    """The first port the kernel hands out to outgoing connections."""
+    try:
+        return int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 def tail(path, lines):
