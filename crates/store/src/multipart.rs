@@ -378,7 +378,7 @@ impl Store {
                     }
                     Err(e) => return Err(e),
                 };
-            let placed = Store::placed(&got.info, &mut got.body);
+            let placed = in_place::placed(&got.info, &mut got.body);
             let size = placed.map_or(got.info.size, |pl| pl.len);
             let p = &got.info;
             if unquote(&p.etag) != unquote(etag) {
@@ -635,7 +635,8 @@ impl Store {
                 Err(e) if e.code == ErrorCode::NoSuchKey => continue,
                 Err(e) => return Err(e),
             };
-            let size = Store::placed(&got.info, &mut got.body).map_or(got.info.size, |pl| pl.len);
+            let size =
+                in_place::placed(&got.info, &mut got.body).map_or(got.info.size, |pl| pl.len);
             let info = got.info;
             parts.push(PartInfo {
                 part_number: n,

@@ -342,35 +342,49 @@ fn mountinfo_mount(line: &str, dev: &str) -> Option<Mount> {
     })
 }
 
+/// One `fcntl` lock command on `len` bytes at `start` of `fd` (`len` 0: to
+/// the end and beyond): `kind` is `F_WRLCK` or `F_UNLCK`, `cmd` the
+/// process-owned `F_SETLK`/`F_SETLKW` or the open-file-description
+/// `F_OFD_SETLK`/`F_OFD_SETLKW`. EINTR is retried.
+pub(crate) fn fcntl_lock(
+    fd: BorrowedFd<'_>,
+    cmd: libc::c_int,
+    kind: libc::c_int,
+    start: u64,
+    len: u64,
+) -> rustix::io::Result<()> {
+    // SAFETY: zeroed is a valid `flock`; the fields that matter are set.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = kind as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    fl.l_start = start as _;
+    fl.l_len = len as _;
+    loop {
+        // SAFETY: `fd` is open and `fl` a valid flock for the call.
+        if unsafe { libc::fcntl(fd.as_raw_fd(), cmd, &mut fl as *mut libc::flock) } == 0 {
+            return Ok(());
+        }
+        match Errno::from_raw_os_error(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+        {
+            Errno::INTR => {}
+            e => return Err(e),
+        }
+    }
+}
+
 /// A whole-file write lock with `fcntl(F_SETLK)`: Ok(true) taken,
 /// Ok(false) held by another process, Err when the file system has none.
 pub(crate) fn lock_file(fd: BorrowedFd<'_>) -> rustix::io::Result<bool> {
-    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-    fl.l_type = libc::F_WRLCK as _;
-    fl.l_whence = libc::SEEK_SET as _;
-    // SAFETY: F_SETLK with a valid flock struct on an open fd.
-    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETLK, &fl) };
-    if r == 0 {
-        return Ok(true);
-    }
-    match Errno::from_raw_os_error(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)) {
-        Errno::ACCESS | Errno::AGAIN => Ok(false),
-        e => Err(e),
+    match fcntl_lock(fd, libc::F_SETLK, libc::F_WRLCK, 0, 0) {
+        Ok(()) => Ok(true),
+        Err(Errno::ACCESS | Errno::AGAIN) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
 /// Releases the lock of [`lock_file`].
 pub(crate) fn unlock_file(fd: BorrowedFd<'_>) -> rustix::io::Result<()> {
-    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-    fl.l_type = libc::F_UNLCK as _;
-    fl.l_whence = libc::SEEK_SET as _;
-    // SAFETY: F_SETLK with a valid flock struct on an open fd.
-    match unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETLK, &fl) } {
-        0 => Ok(()),
-        _ => Err(Errno::from_raw_os_error(
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-        )),
-    }
+    fcntl_lock(fd, libc::F_SETLK, libc::F_UNLCK, 0, 0)
 }
 
 /// Whether another process holds a lock on the file (`fcntl(F_GETLK)`).

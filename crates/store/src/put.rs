@@ -354,7 +354,8 @@ impl Store {
         })?;
         // From here the temporary is the engine's like any other: a sweep
         // sees it live by the same lock a long PUT's temporary holds.
-        unlock_ofd(&adopted.fd);
+        let _ =
+            crate::probe::fcntl_lock(adopted.fd.as_fd(), libc::F_OFD_SETLK, libc::F_UNLCK, 0, 0);
         if self.profile.shared {
             let _ = crate::probe::lock_file(adopted.fd.as_fd());
         }
@@ -1157,39 +1158,9 @@ impl CasLock {
     }
 }
 
-/// Releases every open-file-description lock `fd` holds.
-fn unlock_ofd(fd: &OwnedFd) {
-    // SAFETY: zeroed is a valid `flock`; the fields that matter are set.
-    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-    fl.l_type = libc::F_UNLCK as _;
-    fl.l_whence = libc::SEEK_SET as _;
-    // SAFETY: `fd` is open and `fl` a valid flock for the call.
-    unsafe {
-        libc::fcntl(
-            fd.as_raw_fd(),
-            libc::F_OFD_SETLK,
-            &mut fl as *mut libc::flock,
-        )
-    };
-}
-
 /// An exclusive (write) lock on the whole file, waiting for it; EINTR retried.
 fn whole_file_lock(fd: &OwnedFd, cmd: libc::c_int) -> rustix::io::Result<()> {
-    // SAFETY: zeroed is a valid `flock`; the fields that matter are set.
-    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-    fl.l_type = libc::F_WRLCK as _;
-    fl.l_whence = libc::SEEK_SET as _;
-    loop {
-        // SAFETY: `fd` is open and `fl` a valid flock for the call.
-        let r = unsafe { libc::fcntl(fd.as_raw_fd(), cmd, &mut fl as *mut libc::flock) };
-        if r == 0 {
-            return Ok(());
-        }
-        let e = Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO);
-        if e != Errno::INTR {
-            return Err(e);
-        }
-    }
+    crate::probe::fcntl_lock(fd.as_fd(), cmd, libc::F_WRLCK, 0, 0)
 }
 
 fn write_all(fd: &OwnedFd, mut buf: &[u8]) -> io::Result<()> {

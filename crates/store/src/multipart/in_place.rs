@@ -38,7 +38,7 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::rc::Rc;
 
 /// The upload's data file.
@@ -77,6 +77,17 @@ impl Placed {
             stride: word(24)?,
         })
     }
+}
+
+/// Where a part entry, as opened, keeps its bytes: None for a part file of
+/// its own.
+pub(super) fn placed(info: &ObjectInfo, body: &mut ObjectReader) -> Option<Placed> {
+    if info.content_type.as_deref() != Some(IN_PLACE) {
+        return None;
+    }
+    let mut buf = Vec::with_capacity(32);
+    body.read_into(&mut buf, 64).ok()?;
+    Placed::decode(&buf)
 }
 
 /// One listed part's bytes, as completion found them.
@@ -122,31 +133,12 @@ impl Strides {
 /// (0: to the end and beyond), without waiting. Ok(false): another holds a
 /// lock there, or the file system has no such locks.
 fn try_lock(fd: &OwnedFd, start: u64, len: u64) -> rustix::io::Result<bool> {
-    // SAFETY: zeroed is a valid `flock`; the fields that matter are set.
-    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-    fl.l_type = libc::F_WRLCK as _;
-    fl.l_whence = libc::SEEK_SET as _;
-    fl.l_start = start as _;
-    fl.l_len = len as _;
-    loop {
-        // SAFETY: `fd` is open and `fl` a valid flock for the call.
-        let r = unsafe {
-            libc::fcntl(
-                fd.as_raw_fd(),
-                libc::F_OFD_SETLK,
-                &mut fl as *mut libc::flock,
-            )
-        };
-        if r == 0 {
-            return Ok(true);
+    match crate::probe::fcntl_lock(fd.as_fd(), libc::F_OFD_SETLK, libc::F_WRLCK, start, len) {
+        Ok(()) => Ok(true),
+        Err(Errno::AGAIN | Errno::ACCESS | Errno::INVAL | Errno::NOLCK | Errno::OPNOTSUPP) => {
+            Ok(false)
         }
-        match Errno::from_io_error(&std::io::Error::last_os_error()).unwrap_or(Errno::IO) {
-            Errno::INTR => continue,
-            Errno::AGAIN | Errno::ACCESS | Errno::INVAL | Errno::NOLCK | Errno::OPNOTSUPP => {
-                return Ok(false)
-            }
-            e => return Err(e),
-        }
+        Err(e) => Err(e),
     }
 }
 
@@ -312,17 +304,6 @@ impl Store {
             Default::default(),
         )?;
         Ok(Ok(etag))
-    }
-
-    /// Where a part entry, as opened, keeps its bytes: None for a part
-    /// file of its own.
-    pub(super) fn placed(info: &ObjectInfo, body: &mut ObjectReader) -> Option<Placed> {
-        if info.content_type.as_deref() != Some(IN_PLACE) {
-            return None;
-        }
-        let mut buf = Vec::with_capacity(32);
-        body.read_into(&mut buf, 64).ok()?;
-        Placed::decode(&buf)
     }
 
     /// Readies the upload's data file to become the object made of
