@@ -750,7 +750,7 @@ class Tests:
     # -------------------------------------------------- many users
 
     def t_users(self):
-        """S3 users are POSIX users (issue 24) across nodes: user a writes
+        """S3 users are POSIX users across nodes: user a writes
         through s3hpc on node A; through s3hpc on node B, b (in a's group)
         and c (not) read only what the mode bits give them, over HTTP (a
         key per user) and the RPC Unix socket (each connection acts as

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Listing a directory of N objects through `s3hpc serve --http`, against
 `find DIR -type f -size -1k` and `ls -f DIR`, and the time from the
-server's start to its first answer on that tree (issue 27).
+server's start to its first answer on that tree.
 
 For each N: makes a bucket directory holding N files of --size bytes (plain
 files, as POSIX tools write them: no stored ETag; `--keep` keeps them for

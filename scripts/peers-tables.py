@@ -286,7 +286,7 @@ def main():
         print(values + "\n\n" + ratios + "\n")
     g = goals(runs)
     if g:
-        print("Speed goals (issue 26)\n")
+        print("Speed goals\n")
         print("\n".join(g) + "\n")
     w = real_warp(d, runs)
     if w:

@@ -4,10 +4,11 @@
 mod agent;
 mod breadth;
 mod explain;
+mod man;
 mod probe;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use s3hpc_bench::backend::{Backend, BackendConfig, HttpEndpoint, Libs3Config};
 use s3hpc_bench::io500::CapOverrides;
 use s3hpc_bench::stop::{signal_name, Interrupted, Stop};
@@ -85,6 +86,10 @@ enum Command {
     /// cost of each metadata call, and settings that break read-after-write
     /// across nodes (GlusterFS caching translators, FUSE cache timeouts).
     Probe(probe::ProbeArgs),
+    /// Manual pages for every command (s3hpc.1, s3hpc-serve.1, ...), from
+    /// the same definitions as --help; or the guide's command-line
+    /// reference with --markdown.
+    Man(man::ManArgs),
     /// One S3 client driven line by line on stdin (scripts/cluster test).
     #[command(hide = true)]
     Agent(agent::AgentArgs),
@@ -492,6 +497,7 @@ fn main() {
         Command::Serve(a) => serve::run(a, &stop),
         Command::Explain(a) => explain::run(a, &stop),
         Command::Agent(a) => agent::run(a),
+        Command::Man(a) => man::run(a, Cli::command()),
         Command::Probe(a) => probe::run(a, &mut std::io::stdout().lock()),
         Command::Report(a) => {
             s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())

@@ -65,7 +65,7 @@ impl RequestNote {
     /// Records the identity the request acts as (the key's mapped user).
     /// For the identity layer, which calls it before or after the access
     /// check: it wins over the server's own uid noted there.
-    #[allow(dead_code)] // until keys map to users (issue 24, item 1)
+    #[allow(dead_code)] // until keys map to users
     pub(crate) fn set_uid(&self, uid: u32) {
         self.uid.store(u64::from(uid), Relaxed);
     }

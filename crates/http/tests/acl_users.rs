@@ -1,4 +1,4 @@
-//! S3 ACLs as a view of POSIX permissions (issue 24, item 10), with real
+//! S3 ACLs as a view of POSIX permissions, with real
 //! Linux users (made for the test as root; skipped, saying so, otherwise)
 //! through HTTP: canned ACLs change exactly the mode bits, grants to a user
 //! become POSIX ACL entries, other users are let in or refused exactly as

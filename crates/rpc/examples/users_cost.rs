@@ -1,4 +1,4 @@
-//! What acting as a user costs per operation (issue 24): small objects on
+//! What acting as a user costs per operation: small objects on
 //! a directory (tmpfs: /dev/shm), the same operations as the administrator
 //! (no switch) and as a mapped user, in process (the engine alone,
 //! switching in and out on every call: the switch's share is largest

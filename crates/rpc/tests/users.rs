@@ -1,4 +1,4 @@
-//! S3 users are POSIX users (issue 24): real Linux users and groups, made
+//! S3 users are POSIX users: real Linux users and groups, made
 //! for the test (as root; skipped, saying so, otherwise), and the kernel's
 //! own checks, through HTTP (a key per user) and the RPC Unix socket (each
 //! connection acts as its peer). Users a and b share a group, c does not;

@@ -129,7 +129,7 @@ impl DirCache {
     /// On a local file system a removed directory has a link count of 0,
     /// which one `fstat` shows. On a `shared` one that is not enough:
     /// GlusterFS reports 2 for a removed directory, even to the client that
-    /// removed it (issue 16), and a directory removed and made again by
+    /// removed it, and a directory removed and made again by
     /// another node is a new inode under the same path. There the path is
     /// resolved again and the inodes compared: the open is the round trip
     /// (its lookups); both inode numbers come from what the kernel holds

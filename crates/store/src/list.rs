@@ -208,8 +208,8 @@ impl Store {
             // stamp, read and stat.
             let dirfd = Rc::new(self.open_listing(rel).ok()?);
             // The stamp from the server, not the kernel's attribute cache,
-            // and only where it follows other clients' changes (issue 16:
-            // a listing trusting GlusterFS's missed 93 of 100 new keys).
+            // and only where it follows other clients' changes (on
+            // GlusterFS, a listing trusting GlusterFS's missed 93 of 100 new keys).
             let stamp = if self.profile.coherent_dir_stamps {
                 Some(DirStamp::of(&fstat_fresh(&*dirfd).ok()?))
             } else {

@@ -337,7 +337,7 @@ impl Store {
     /// the handle) up to 4 times, and ENOENT up to 3 times, after 1, 2 and
     /// 4 ms, where a name can be missing for a moment while it is replaced.
     /// A rename on GlusterFS's distribute layer is not atomic to other
-    /// clients (a key that always exists answered 404, issue 16; one retry
+    /// clients (a key that always exists answered 404; one retry
     /// after 1 ms still missed 1 in 785 reads on a loaded machine): there
     /// every miss costs those 7 ms. A nesting without `RENAME_EXCHANGE`
     /// (ceph-fuse, NFS) unlinks the name before renaming the directory in,

@@ -605,7 +605,7 @@ pub fn warnings(path: &Path, profile: &FsProfile) -> Vec<String> {
         if let Some(on) = glusterfs_translators(&mnt).filter(|t| !t.is_empty()) {
             out.push(format!(
                 "GlusterFS caching translators are on ({}): reads on one node can be stale \
-                 after a write on another (99 in 100 in issue 16), and listings read the \
+                 after a write on another (99 in 100 measured), and listings read the \
                  whole directory for every page (md-cache). Turn them off: gluster \
                  volume set VOL performance.<name> off (stat-prefetch for md-cache)",
                 on.join(", ")
@@ -711,7 +711,7 @@ impl MdsRequestCounter {
     }
 }
 
-/// A directory size a centre's projects reach (issue 27: millions of
+/// A directory size a centre's projects reach (millions of
 /// files); a ceph-fuse inode cache below it is worth a warning.
 const LARGE_DIRECTORY: u64 = 1 << 20;
 

@@ -464,7 +464,7 @@ fn shared_paths(data: &[u8]) {
             assert!((4..=6).contains(&c2.get(Stat)), "{}", c2.describe());
         } else {
             // The fstat: the directory's stamp, forced from the server, to
-            // know whether what the page read may serve the next (issue 27).
+            // know whether what the page read may serve the next.
             expect(
                 &c2,
                 "shared: LIST of 2 in a directory of 5",

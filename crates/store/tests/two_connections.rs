@@ -2,8 +2,8 @@
 //! nodes have: each with its own directory-handle and listing caches. Runs
 //! on any file system: `S3HPC_TEST_DIR=/mnt/shared cargo test -p s3hpc-store
 //! --test two_connections` (and `scripts/cluster test` runs this binary
-//! inside a node of the cluster, on its shared volume; issue 16 found the
-//! directory-handle defect there on one node).
+//! inside a node of the cluster, on its shared volume, where a
+//! directory-handle defect showed on one node).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Real Linux users for the tests of permissions (issue 24), shared by
+//! Real Linux users for the tests of permissions, shared by
 //! the HTTP and RPC transports' tests: three users and a group made for
 //! one test (as root with `useradd`; otherwise None, with the reason
 //! printed, and the test skips) and removed when dropped, and a data root

@@ -395,7 +395,7 @@ mod tests {
         }
     }
 
-    /// A disk that swings (issue 17: mdtest-hard-write 0.03 in one
+    /// A disk that swings (mdtest-hard-write 0.03 in one
     /// repetition, 0.86 in the next) is flagged, with its range, rather
     /// than printed as one steady ratio; a steady phase is not.
     #[test]

@@ -70,7 +70,7 @@ pub(super) async fn get_object(
     // Never on FUSE: when another node has replaced the file, GlusterFS
     // answers each FUSE read with ENOENT and the kernel retries a
     // MAP_POPULATE fault without end; the thread hung and SIGTERM never
-    // finished (issue 16). A read fails instead.
+    // finished. A read fails instead.
     let may_map =
         req.extensions.get::<KernelCopiesBodies>().is_some() && !engine.store.profile().fuse;
     let stream = GetStream::start(stream, offset, length, may_map)

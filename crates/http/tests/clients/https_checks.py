@@ -1,6 +1,6 @@
 """The current boto3 (from PyPI) against `s3hpc serve --tls-cert/--tls-key`,
-signed and anonymous, and the signature time limits and body checks of
-issue 19 through the real server over HTTPS.
+signed and anonymous, and the signature time limits and body checks
+through the real server over HTTPS.
 
 Usage: https_checks.py SIGNED_ENDPOINT ANON_ENDPOINT ACCESS SECRET CA.pem WORKDIR
 Prints PASS/FAIL per check.
