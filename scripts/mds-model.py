@@ -11,7 +11,7 @@ each share one metadata server (MDS) that serves at most R requests/s
 
 An op is a file for mdtest and one transfer (--transfer, 2 MiB) for IOR.
 Assumptions:
-- MDS requests per op are CephFS's counts (docs/benchmarks.md, "What a write
+- MDS requests per op are CephFS's counts (docs/src/results/cephfs.md, "What a write
   costs Ceph's servers"; the MDS's mds_server.handle_client_request) and
   stand in for any single MDS: create 1.00 (POSIX and a 0-byte PUT); new
   small object POSIX 1.00, PUT 3.00 (create, setxattr for the MD5 ETag,
@@ -36,13 +36,13 @@ Assumptions:
   limit. An S3 op's time on a rank is POSIX's op time with each MDS request
   taken as one synchronous round trip of --mds-rtt (so requests beyond
   POSIX's add time, fewer take it away), plus MD5 at 0.5 GiB/s per core
-  (docs/costs.md) on written bytes with MD5 ETags, plus the transport's
-  cost per S3 call and per byte (docs/explain.md's layer tables, over the
+  (docs/src/design/costs.md) on written bytes with MD5 ETags, plus the transport's
+  cost per S3 call and per byte (docs/src/design/explain-traces.md's layer tables, over the
   engine: rpc-unix +10-31 us per small call, +14-390 us per 2 MiB; http
   +21-42 us, +630-1900 us per 2 MiB; modelled as 12 us + bytes at 8 GiB/s
   and 25 us + bytes at 2 GiB/s).
 - --mds-rtt 0.25 ms: CephFS requests took 0.3-1 ms on ceph-fuse nodes
-  sharing one machine (docs/benchmarks.md); a Lustre client on a fast
+  sharing one machine (docs/src/results/cephfs.md); a Lustre client on a fast
   network is taken to be at the low end.
 - Multipart uploads (boto3, aws CLI, rclone): 17.1 requests per 8 MiB part.
 """

@@ -86,8 +86,8 @@ pub struct ServeArgs {
     /// for many mostly idle clients, a little more latency per request.
     #[arg(long, default_value_t = 0)]
     workers: usize,
-    /// Append a line per request to FILE (format: README, "Serving many
-    /// users"); SIGHUP reopens it, for logrotate.
+    /// Append a line per request to FILE (its format: the guide's "Logs
+    /// and metrics"); SIGHUP reopens it, for logrotate.
     #[arg(long, value_name = "FILE")]
     access_log: Option<PathBuf>,
     /// Serve Prometheus metrics at http://ADDR/metrics, e.g.

@@ -121,7 +121,7 @@ const MAX_PENDING: usize = 16 << 20;
 /// copy alone; a thread of its own writes the buffer out. Handing each
 /// line to the writer instead (a channel) woke that thread and wrote once
 /// per request: 12-15 µs more per small request on 2 cores
-/// (docs/benchmarks.md, "Access log and metrics").
+/// (docs/src/results/per-request.md, "Access log and metrics").
 pub struct AccessLog {
     path: PathBuf,
     shared: Arc<Shared>,

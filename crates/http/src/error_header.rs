@@ -140,6 +140,7 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
 /// expired, and a body whose length is stated.
 async fn prepare(req: &mut hyper::Request<s3s::Body>) -> s3s::S3Result<()> {
     crate::presigned::refuse_expired(req.uri())?;
+    crate::unrouted::refuse(req.method(), req.uri(), req.headers())?;
     crate::unframed::state_length(req).await
 }
 

@@ -39,6 +39,7 @@ mod service;
 mod sigv2_path;
 mod tls;
 mod unframed;
+mod unrouted;
 mod write_gate;
 
 pub use access_log::{AccessLog, Record};

@@ -138,3 +138,54 @@ fn object_lock_is_validated_then_refused() {
     assert_eq!(request(addr, "HEAD /locked HTTP/1.1\r\n", b"").0, 404);
     s.server.shutdown().unwrap();
 }
+
+/// Operations newer than the router (RenameObject, annotations, S3
+/// Metadata) would fall through to PutObject, DeleteObject or DeleteBucket
+/// on the same path; they are refused, and the data stays as it was.
+#[test]
+fn newer_operations_are_refused_and_change_nothing() {
+    let s = common::serve(AuthConfig::Anonymous);
+    let addr = s.server.addr();
+    assert_eq!(
+        request(addr, "PUT /bkt/dst HTTP/1.1\r\n", b"precious").0,
+        200
+    );
+    assert_eq!(request(addr, "PUT /empty HTTP/1.1\r\n", b"").0, 200);
+    for (req, body) in [
+        (
+            "PUT /bkt/dst?renameObject HTTP/1.1\r\nx-amz-rename-source: src\r\n",
+            &b""[..],
+        ),
+        (
+            "PUT /bkt/dst?annotation&annotationName=a HTTP/1.1\r\n",
+            b"{}",
+        ),
+        (
+            "PUT /bkt/dst?encryption HTTP/1.1\r\n",
+            b"<ObjectEncryption/>",
+        ),
+        (
+            "DELETE /bkt/dst?annotation&annotationName=a HTTP/1.1\r\n",
+            b"",
+        ),
+        ("DELETE /empty?metadataConfiguration HTTP/1.1\r\n", b""),
+        ("GET /bkt?abac HTTP/1.1\r\n", b""),
+        (
+            "PUT /bkt/dst HTTP/1.1\r\nx-amz-server-side-encryption-customer-algorithm: AES256\r\n",
+            b"clear",
+        ),
+        (
+            "PUT /bkt/dst HTTP/1.1\r\nx-amz-object-lock-mode: COMPLIANCE\r\n",
+            b"unlocked",
+        ),
+    ] {
+        let (st, _, b) = request(addr, req, body);
+        assert!(st == 501 || st == 400, "{req}: {st}");
+        let c = code(&b);
+        assert!(c == "NotImplemented" || c == "InvalidRequest", "{req}: {c}");
+    }
+    let (st, _, body) = request(addr, "GET /bkt/dst HTTP/1.1\r\n", b"");
+    assert_eq!((st, body.as_slice()), (200, &b"precious"[..]));
+    assert_eq!(request(addr, "HEAD /empty HTTP/1.1\r\n", b"").0, 200);
+    s.server.shutdown().unwrap();
+}

@@ -1,5 +1,5 @@
 //! Frames: the unit of the wire. Every frame is a 16-byte header and a
-//! payload of `len` bytes (docs/rpc.md has the byte layout):
+//! payload of `len` bytes (docs/src/reference/rpc-protocol.md has the byte layout):
 //!
 //! ```text
 //! u32 len | u8 kind | u8 op | u16 reserved (0) | u64 request id

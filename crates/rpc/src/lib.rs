@@ -1,6 +1,6 @@
 //! The node-local binary RPC transport: S3 calls as small binary frames
 //! over a Unix or TCP socket, to a gateway that runs them on the engine.
-//! docs/rpc.md specifies the protocol.
+//! docs/src/reference/rpc-protocol.md specifies the protocol.
 //!
 //! - [`frame`]: the 16-byte frame header and its bounds;
 //! - [`message`]: what requests and replies carry;

@@ -1,6 +1,6 @@
 //! What requests and replies carry. Payloads are the postcard encoding
 //! (<https://postcard.jamesmunk.us/wire-format.html>) of these types, whose
-//! field lists docs/rpc.md gives per op. postcard is compact (varints, no
+//! field lists docs/src/reference/rpc-protocol.md gives per op. postcard is compact (varints, no
 //! field names), has a published wire format, and decodes from a bounded
 //! slice: it never allocates beyond what the frame holds, so a hostile
 //! payload cannot drive an allocation.

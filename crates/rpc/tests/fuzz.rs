@@ -5,7 +5,7 @@
 //! its seed and replays. `S3HPC_FUZZ_ITERS` raises the count for a longer
 //! run (default: a few seconds' worth). The decoders run through
 //! `s3hpc_rpc::fuzz`, the entry points the cargo-fuzz targets use
-//! (`crates/rpc/fuzz`, docs/rpc.md), and every allocation they make is
+//! (`crates/rpc/fuzz`, docs/src/reference/rpc-protocol.md), and every allocation they make is
 //! measured against the frame limits.
 
 mod common;

@@ -11,7 +11,7 @@
 //! CRCs come from `crc-fast` (carry-less multiplication, VPCLMULQDQ/AVX-512
 //! where present; already in the tree through s3s), SHA-1/SHA-256 from
 //! RustCrypto's `sha1`/`sha2`, which use the SHA-NI instructions when the CPU
-//! has them. See docs/benchmarks.md for the cost per GiB.
+//! has them. See docs/src/results/local.md for the cost per GiB.
 
 use crate::{s3err, Result, S3Error};
 use base64::Engine as _;

@@ -544,7 +544,7 @@ impl Store {
             // a rename is one step on one server (not `rename_gap`: CephFS,
             // MooseFS, NFS, ...) the close releases it: an unlock is an MDS
             // request on ceph-fuse, ~0.3 ms of a 1.2 ms create-to-close
-            // (docs/peers.md), where the close's release costs nothing more.
+            // (docs/src/results/peers.md), where the close's release costs nothing more.
             let _ = crate::probe::unlock_file(fd.as_fd());
         }
         let dirfd = match cond {

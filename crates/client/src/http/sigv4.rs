@@ -4,9 +4,9 @@
 //! URLs with it too. Why not a crate: rusty-s3 signs only presigned URLs,
 //! whose six query parameters both sides then encode, parse and sort on
 //! every request (a third of the client's CPU time and about a tenth of
-//! the server's for a small request, docs/benchmarks.md), has no chunk
+//! the server's for a small request, docs/src/results/per-request.md), has no chunk
 //! signatures, and took twice the instructions of [`Signer::presign`] for
-//! the same URL (docs/costs.md); `aws-sigv4` brings the AWS SDK's
+//! the same URL (docs/src/design/costs.md); `aws-sigv4` brings the AWS SDK's
 //! runtime crates. The algorithm is short and fixed; `sha2` and `hmac` do
 //! the cryptography, the derived signing key is kept for the day it is
 //! valid, and the unit test checks AWS's published example.

@@ -2,7 +2,7 @@
 //! (the parser s3s already links, so no crate is added): one typed struct
 //! per document, fields named as S3 names its elements. Elements a struct
 //! does not name are skipped, so answers from newer servers still read.
-//! Cost against the hand-written scanner this replaced: docs/costs.md,
+//! Cost against the hand-written scanner this replaced: docs/src/design/costs.md,
 //! "S3 XML and SigV4 in the client".
 
 use s3hpc_store::{ErrorCode, Result, S3Error};

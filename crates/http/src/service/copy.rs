@@ -34,7 +34,16 @@ pub(super) fn check_copy_source(
 
 fn copy_source(source: CopySource) -> S3Result<(Box<str>, Box<str>)> {
     match source {
-        CopySource::Bucket { bucket, key, .. } => Ok((bucket, key)),
+        CopySource::Bucket {
+            bucket,
+            key,
+            version_id,
+        } => {
+            // A version other than the one there is must not copy the
+            // current object in its place.
+            super::null_version(version_id.as_deref())?;
+            Ok((bucket, key))
+        }
         _ => Err(s3_error!(
             NotImplemented,
             "copy sources must be BUCKET/KEY, not access points"

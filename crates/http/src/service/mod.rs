@@ -85,7 +85,7 @@ impl Service {
         // Held: a worker stays the last request's user until a request as
         // someone else comes (its other work between them is parsing,
         // signing and moving bytes on open sockets and files), so a run of
-        // one user's requests pays no switch (docs/costs.md).
+        // one user's requests pays no switch (docs/src/design/costs.md).
         Ok(Engine {
             store: Acting::held(self.store.clone(), who),
             io: self.io.clone(),
@@ -98,7 +98,7 @@ impl Service {
 /// of data) right here on the async worker. Any hand-off costs more than
 /// the call: `block_in_place` moves the worker's scheduler to another thread
 /// every time, which was a quarter of the server's CPU time per request
-/// (futex wake-ups, context switches; docs/benchmarks.md). The price is
+/// (futex wake-ups, context switches; docs/src/results/per-request.md). The price is
 /// nginx's: a file system that stalls holds up this worker's other
 /// connections meanwhile. Writes ([`WriteGate`]) leave the worker when the
 /// file system is slow; long calls (streamed bodies, multipart assembly,

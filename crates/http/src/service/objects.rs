@@ -259,6 +259,7 @@ pub(super) async fn get_object_attributes(
     req: S3Request<GetObjectAttributesInput>,
 ) -> S3Result<S3Response<GetObjectAttributesOutput>> {
     let i = req.input;
+    null_version(i.version_id.as_deref())?;
     let info = run(|| engine.store.head_object(&i.bucket, &i.key))?;
     // One header, comma-separated (s3s may keep it as one item).
     let want = |a: &str| {
