@@ -4,6 +4,7 @@
 mod agent;
 mod breadth;
 mod explain;
+mod keys;
 mod man;
 mod probe;
 
@@ -86,6 +87,16 @@ enum Command {
     /// cost of each metadata call, and settings that break read-after-write
     /// across nodes (GlusterFS caching translators, FUSE cache timeouts).
     Probe(probe::ProbeArgs),
+    /// Your own S3 keys, from the node's gateway (which knows you by your
+    /// Unix socket's credentials): create, list, revoke.
+    Keys {
+        #[command(subcommand)]
+        command: keys::KeysCommand,
+    },
+    /// Temporary credentials for a job (AWS_ACCESS_KEY_ID,
+    /// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) from the node's gateway:
+    /// eval "$(s3hpc creds)".
+    Creds(keys::CredsArgs),
     /// Manual pages for every command (s3hpc.1, s3hpc-serve.1, ...), from
     /// the same definitions as --help; or the guide's command-line
     /// reference with --markdown.
@@ -498,6 +509,8 @@ fn main() {
         Command::Explain(a) => explain::run(a, &stop),
         Command::Agent(a) => agent::run(a),
         Command::Man(a) => man::run(a, Cli::command()),
+        Command::Keys { command } => keys::keys(command),
+        Command::Creds(a) => keys::creds(a),
         Command::Probe(a) => probe::run(a, &mut std::io::stdout().lock()),
         Command::Report(a) => {
             s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct ServeArgs {
     /// The data directory: each subdirectory is a bucket. Created if missing.
     #[arg(long)]
@@ -50,6 +50,14 @@ pub struct ServeArgs {
     /// S3HPC_ACCESS_KEY and S3HPC_SECRET_KEY.
     #[arg(long)]
     credentials: Option<PathBuf>,
+    /// The users' own keys (`s3hpc keys create`) and sessions (`s3hpc
+    /// creds`): a directory every server of the cluster shares (on the
+    /// shared file system), private to the server's user (made so if
+    /// absent; a store others may read is refused). Users reach it through
+    /// --rpc unix: sockets; --http honours its keys, with new keys and
+    /// revocations seen within seconds. SIGHUP also re-reads --credentials.
+    #[arg(long, value_name = "DIR")]
+    key_store: Option<PathBuf>,
     /// HTTP: unsigned requests act as this user (e.g. nobody), so what is
     /// world-readable is public; without it a server with users refuses
     /// them.
@@ -164,8 +172,8 @@ fn http_keys(a: &ServeArgs) -> anyhow::Result<AuthConfig> {
         return AuthConfig::from_file(file).map_err(anyhow::Error::msg);
     }
     let env = AuthConfig::from_env().map_err(anyhow::Error::msg)?;
-    if env.is_none() && a.anonymous_user.is_some() {
-        // Only unsigned requests, as the anonymous user.
+    if env.is_none() && (a.anonymous_user.is_some() || a.key_store.is_some()) {
+        // Only the store's keys, or unsigned requests as the anonymous user.
         return Ok(AuthConfig::Users(Default::default()));
     }
     env.ok_or_else(|| {
@@ -209,7 +217,21 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         !a.rpc.is_empty() || a.http.is_some(),
         "nothing to serve: give --rpc unix:PATH, --rpc tcp:HOST:PORT and/or --http HOST:PORT"
     );
+    let keys = a
+        .key_store
+        .as_deref()
+        .map(|dir| s3hpc_keys::KeyStore::open(dir, |m| crate::say!("s3hpc serve: {m}")))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    if let Some(k) = &keys {
+        k.spawn_refresher()
+            .context("starting the key store's refresher")?;
+    }
     let auth = a.http.map(|_| http_auth(&a)).transpose()?;
+    let auth = match (auth, &keys) {
+        (Some(auth), Some(k)) => Some(auth.with_key_store(k.clone())),
+        (auth, _) => auth,
+    };
     let tcp_as = rpc_tcp_identity(&a, auth.as_ref())?;
     if auth.as_ref().is_some_and(AuthConfig::maps_users) || tcp_as.is_some() {
         identity::check_can_switch().map_err(anyhow::Error::msg)?;
@@ -235,7 +257,9 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         .map(AccessLog::open)
         .transpose()?
         .map(Arc::new);
-    let _reopen = reopen_on_sighup(access_log.clone())?;
+    // Filled once the HTTP server is bound: its keys, for a reload.
+    let keyring = Arc::new(std::sync::OnceLock::new());
+    let _reopen = reopen_on_sighup(access_log.clone(), reload_keys(&a, keyring.clone()))?;
     let metrics = a.metrics.map(|_| Arc::new(Metrics::new()));
     let metrics_server = match (a.metrics, &metrics) {
         (Some(addr), Some(m)) => Some(
@@ -255,6 +279,7 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         max_connections: a.max_connections,
         workers: a.workers,
         observer,
+        keys: keys.clone(),
         ..GatewayOptions::default()
     };
     let gateway = if a.rpc.is_empty() {
@@ -285,6 +310,11 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
                 .map(|server| match &metrics {
                     Some(m) => server.with_metrics(m.clone()),
                     None => server,
+                })
+                .inspect(|server| {
+                    if let Some(k) = server.keyring() {
+                        let _ = keyring.set(k);
+                    }
                 })
                 .and_then(HttpServer::spawn)
                 .context("starting the HTTP server")?,
@@ -342,10 +372,38 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What SIGHUP does to the keys: re-reads --credentials into the HTTP
+/// server's keyring. A file that no longer parses keeps the keys in force,
+/// with the reason logged.
+fn reload_keys(
+    a: &ServeArgs,
+    keyring: Arc<std::sync::OnceLock<Arc<s3hpc_http::Keyring>>>,
+) -> Option<Box<dyn Fn() + Send>> {
+    let file = a.credentials.clone()?;
+    let args = a.clone();
+    Some(Box::new(move || {
+        let Some(keyring) = keyring.get() else { return };
+        match http_auth(&args)
+            .map_err(|e| e.to_string())
+            .and_then(|auth| keyring.reload(&auth))
+        {
+            Ok(n) => crate::say!("s3hpc serve: SIGHUP: {n} keys from {}", file.display()),
+            Err(e) => crate::say!(
+                "s3hpc serve: SIGHUP: {} not reloaded, the keys in force stay: {e}",
+                file.display()
+            ),
+        }
+    }))
+}
+
 /// Reopens the access log on each SIGHUP (logrotate renames the file, then
-/// signals); without one, SIGHUP (a `systemctl reload`) is ignored rather
-/// than ending the server. The returned handle ends the thread when dropped.
-fn reopen_on_sighup(log: Option<Arc<AccessLog>>) -> anyhow::Result<SignalsClose> {
+/// signals) and re-reads the credentials; without either, SIGHUP (a
+/// `systemctl reload`) is ignored rather than ending the server. The
+/// returned handle ends the thread when dropped.
+fn reopen_on_sighup(
+    log: Option<Arc<AccessLog>>,
+    reload: Option<Box<dyn Fn() + Send>>,
+) -> anyhow::Result<SignalsClose> {
     let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGHUP])
         .context("installing the SIGHUP handler")?;
     let handle = signals.handle();
@@ -355,6 +413,9 @@ fn reopen_on_sighup(log: Option<Arc<AccessLog>>) -> anyhow::Result<SignalsClose>
             for _ in signals.forever() {
                 if let Some(log) = &log {
                     log.reopen();
+                }
+                if let Some(reload) = &reload {
+                    reload();
                 }
             }
         })
@@ -412,6 +473,7 @@ impl Observer for RpcRecorder {
                 bytes_out: s.bytes.1,
                 micros: s.micros,
                 request_id: None,
+                key_kind: None,
             });
         }
     }

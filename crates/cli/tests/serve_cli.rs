@@ -577,7 +577,7 @@ fn get(m: &HashMap<String, f64>, series: &str) -> f64 {
 
 fn fields(line: &str) -> Vec<&str> {
     let f: Vec<&str> = line.split(' ').collect();
-    assert_eq!(f.len(), 13, "{line}");
+    assert_eq!(f.len(), 14, "{line}");
     f
 }
 

@@ -2,11 +2,15 @@
 //! its own so that no tokio worker (or gateway thread) waits on the disk, and
 //! reopened on demand (SIGHUP in `s3hpc serve`) so logrotate can move it.
 //!
-//! A line is twelve fields separated by single spaces:
+//! A line is fourteen fields separated by single spaces:
 //!
 //! ```text
-//! TIME TRANSPORT CLIENT ACCESS_KEY UID OPERATION BUCKET KEY STATUS BYTES_IN BYTES_OUT MICROS REQUEST_ID
+//! TIME TRANSPORT CLIENT ACCESS_KEY UID OPERATION BUCKET KEY STATUS BYTES_IN BYTES_OUT MICROS REQUEST_ID KEY_KIND
 //! ```
+//!
+//! KEY_KIND says where the access key came from: `file` (the credentials
+//! file), `key` (a user's own, from the key store), `session` (`s3hpc
+//! creds`), `oidc` (an OIDC login).
 //!
 //! `-` stands for a field that does not apply (an anonymous request's key,
 //! a request without bucket). Every text field is percent-encoded outside
@@ -50,6 +54,8 @@ pub struct Record<'a> {
     /// From arrival to the last byte of the answer handed to the socket.
     pub micros: u64,
     pub request_id: Option<&'a str>,
+    /// Where the access key came from (`file`, `key`, `session`, `oidc`).
+    pub key_kind: Option<&'a str>,
 }
 
 /// Bytes written as `%XX` in a text field: controls, space, `%`, and
@@ -90,6 +96,7 @@ impl Record<'_> {
             self.status, self.bytes_in, self.bytes_out, self.micros
         );
         push_text(&mut s, self.request_id);
+        push_text(&mut s, self.key_kind);
         s.push('\n');
         s
     }
@@ -316,6 +323,7 @@ mod tests {
             bytes_out: 0,
             micros: 81,
             request_id: Some("0123456789ABCDEF"),
+            key_kind: Some("key"),
         }
     }
 
@@ -324,7 +332,7 @@ mod tests {
         assert_eq!(
             record(Some("a b/c%d")).line(),
             "2025-11-26T01:20:00.123456Z http 127.0.0.1:5000 AKID 1000 PutObject bkt \
-             a%20b/c%25d 200 5 0 81 0123456789ABCDEF\n"
+             a%20b/c%25d 200 5 0 81 0123456789ABCDEF key\n"
         );
         let line = record(Some("x\n2025-01-01T00:00:00Z forged\r\t\u{7f}é\u{2028}")).line();
         assert_eq!(line.matches('\n').count(), 1, "{line}");
@@ -333,7 +341,7 @@ mod tests {
             line.contains(" x%0A2025-01-01T00:00:00Z%20forged%0D%09%7F%C3%A9%E2%80%A8 "),
             "{line}"
         );
-        assert_eq!(line.split(' ').count(), 13, "{line}");
+        assert_eq!(line.split(' ').count(), 14, "{line}");
         // `-` alone is a key, not an absent one; nor is an empty one absent.
         assert!(record(Some("-")).line().contains(" bkt %2D 200 "));
         assert!(record(Some("")).line().contains(" bkt \"\" 200 "));
@@ -342,10 +350,11 @@ mod tests {
             uid: None,
             key: None,
             request_id: None,
+            key_kind: None,
             ..record(None)
         };
         assert!(anonymous
             .line()
-            .ends_with(" 127.0.0.1:5000 - - PutObject bkt - 200 5 0 81 -\n"));
+            .ends_with(" 127.0.0.1:5000 - - PutObject bkt - 200 5 0 81 - -\n"));
     }
 }

@@ -3,10 +3,10 @@
 
 use s3hpc_store::Identity;
 use s3s::access::{S3Access, S3AccessContext};
-use s3s::auth::{S3Auth, SecretKey};
 use s3s::{s3_error, S3Error, S3ErrorCode, S3Result};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Environment variables that give one user's credentials.
 pub const ACCESS_KEY_ENV: &str = "S3HPC_ACCESS_KEY";
@@ -39,6 +39,8 @@ pub struct MappedUsers {
     /// ListBuckets shows a user only the buckets it owns, as S3 does,
     /// instead of every bucket it may enter (`--list-buckets owned`).
     pub list_owned_buckets: bool,
+    /// The users' own keys and sessions (`--key-store`), beside these.
+    pub store: Option<Arc<s3hpc_keys::KeyStore>>,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -144,7 +146,24 @@ impl AuthConfig {
     /// Makes unsigned requests act as `who` (`--anonymous-user`): a server
     /// of many users from then on.
     pub fn with_anonymous_user(self, who: Identity) -> AuthConfig {
-        let mut m = match self {
+        let mut m = self.into_mapped();
+        m.anonymous = Some(who);
+        AuthConfig::Mapped(m)
+    }
+
+    /// Adds the users' own keys and sessions from `store`: a server of
+    /// many users from then on (the file's keys without USER stay
+    /// administrator keys).
+    pub fn with_key_store(self, store: Arc<s3hpc_keys::KeyStore>) -> AuthConfig {
+        let mut m = self.into_mapped();
+        m.store = Some(store);
+        AuthConfig::Mapped(m)
+    }
+
+    /// The keys as a server of many users holds them: keys without a user
+    /// act as the server.
+    fn into_mapped(self) -> MappedUsers {
+        match self {
             AuthConfig::Mapped(m) => m,
             AuthConfig::Users(u) => MappedUsers {
                 keys: u
@@ -154,9 +173,7 @@ impl AuthConfig {
                 ..Default::default()
             },
             AuthConfig::Anonymous => MappedUsers::default(),
-        };
-        m.anonymous = Some(who);
-        AuthConfig::Mapped(m)
+        }
     }
 
     /// ListBuckets answers each user the buckets it owns (S3's meaning)
@@ -177,27 +194,11 @@ impl AuthConfig {
     pub fn maps_users(&self) -> bool {
         match self {
             AuthConfig::Mapped(m) => {
-                m.keys.values().any(|(_, who)| !who.is_server())
+                m.store.is_some()
+                    || m.keys.values().any(|(_, who)| !who.is_server())
                     || m.anonymous.as_ref().is_some_and(|w| !w.is_server())
             }
             _ => false,
-        }
-    }
-}
-
-/// The s3s key lookup. Unlike s3s's `SimpleAuth`, an unknown key answers
-/// InvalidAccessKeyId, as S3 does.
-pub(crate) struct KeyTable(pub HashMap<String, String>);
-
-#[async_trait::async_trait]
-impl S3Auth for KeyTable {
-    async fn get_secret_key(&self, access_key: &str) -> S3Result<SecretKey> {
-        match self.0.get(access_key) {
-            Some(s) => Ok(SecretKey::from(s.as_str())),
-            None => Err(s3_error!(
-                InvalidAccessKeyId,
-                "the access key {access_key} is not known to this server"
-            )),
         }
     }
 }

@@ -28,6 +28,7 @@ mod convert;
 mod cors;
 mod error_header;
 mod gather;
+mod keyring;
 mod mapped;
 mod metrics;
 mod observe;
@@ -44,6 +45,7 @@ mod write_gate;
 
 pub use access_log::{AccessLog, Record};
 pub use auth::{AuthConfig, MappedUsers, ACCESS_KEY_ENV, SECRET_KEY_ENV};
+pub use keyring::Keyring;
 pub use metrics::{Metrics, MetricsServer, Observation, Transport};
 pub use server::{HttpServer, ServerHandle};
 pub use tls::TlsConfig;

@@ -40,6 +40,9 @@ pub(crate) struct RequestNote {
     /// `NO_UID` until someone says who the request acts as.
     uid: AtomicU64,
     bytes_in: AtomicU64,
+    /// The kind of key the request was signed with (`file`, `key`,
+    /// `session`, `oidc`).
+    key_kind: OnceLock<&'static str>,
 }
 
 const NO_UID: u64 = u64::MAX;
@@ -52,6 +55,7 @@ impl Default for RequestNote {
             path: OnceLock::new(),
             uid: AtomicU64::new(NO_UID),
             bytes_in: AtomicU64::new(0),
+            key_kind: OnceLock::new(),
         }
     }
 }
@@ -65,7 +69,6 @@ impl RequestNote {
     /// Records the identity the request acts as (the key's mapped user).
     /// For the identity layer, which calls it before or after the access
     /// check: it wins over the server's own uid noted there.
-    #[allow(dead_code)] // until keys map to users
     pub(crate) fn set_uid(&self, uid: u32) {
         self.uid.store(u64::from(uid), Relaxed);
     }
@@ -110,9 +113,19 @@ pub(crate) fn note_access(cx: &mut S3AccessContext<'_>) {
 /// Notes whom the request acts as once its key is mapped: a user's uid
 /// (the server's own uid, noted at the access check, stays for the
 /// administrator's keys).
-pub(crate) fn note_identity(extensions: &hyper::http::Extensions, who: &s3hpc_store::Identity) {
-    if let (Some(note), Some(user)) = (RequestNote::of(extensions), who.user()) {
+pub(crate) fn note_identity(
+    extensions: &hyper::http::Extensions,
+    who: &s3hpc_store::Identity,
+    key_kind: Option<&'static str>,
+) {
+    let Some(note) = RequestNote::of(extensions) else {
+        return;
+    };
+    if let Some(user) = who.user() {
         note.set_uid(user.uid);
+    }
+    if let Some(kind) = key_kind {
+        let _ = note.key_kind.set(kind);
     }
 }
 
@@ -249,6 +262,7 @@ impl Drop for Pending {
             bytes_out: self.bytes_out,
             micros,
             request_id: self.request_id.as_deref(),
+            key_kind: note.key_kind.get().copied(),
         });
     }
 }

@@ -3,8 +3,9 @@
 //! to stop.
 
 use crate::access_log::AccessLog;
-use crate::auth::{AuthConfig, KeyTable, SignatureTimeLimits};
+use crate::auth::{AuthConfig, SignatureTimeLimits};
 use crate::error_header::WithErrorCode;
+use crate::keyring::{Keyring, KeyringAuth};
 use crate::metrics::{Metrics, Transport};
 use crate::observe::{Observed, Watch};
 use crate::service::Service;
@@ -30,6 +31,7 @@ pub struct HttpServer {
     tls: Option<TlsConfig>,
     /// The access log and metrics, when either is on.
     watch: Watch,
+    keyring: Option<Arc<Keyring>>,
 }
 
 impl HttpServer {
@@ -42,38 +44,20 @@ impl HttpServer {
         auth: AuthConfig,
         virtual_hosts: &[String],
     ) -> io::Result<HttpServer> {
-        let users = match &auth {
-            AuthConfig::Mapped(m) => Some((
-                m.keys
-                    .iter()
-                    .map(|(a, (_, who))| (a.clone(), who.clone()))
-                    .collect(),
-                m.anonymous.clone(),
-            )),
-            _ => None,
-        };
+        let keyring = Keyring::new(&auth);
         let cors = crate::cors::Cors {
             store: store.clone(),
         };
         let mut builder = S3ServiceBuilder::new(Service {
             store,
             io: Default::default(),
-            users,
+            keyring: keyring.clone(),
             owners: Arc::new(crate::owners::Owners::new(&auth)),
         });
-        match auth {
-            AuthConfig::Users(users) => {
-                builder.set_auth(KeyTable(users));
-                builder.set_access(SignatureTimeLimits { anonymous: false });
-            }
-            AuthConfig::Mapped(m) => {
-                let anonymous = m.anonymous.is_some();
-                builder.set_auth(KeyTable(
-                    m.keys.into_iter().map(|(a, (s, _))| (a, s)).collect(),
-                ));
-                builder.set_access(SignatureTimeLimits { anonymous });
-            }
-            AuthConfig::Anonymous => {}
+        if let Some(k) = &keyring {
+            let anonymous = k.anonymous.is_some();
+            builder.set_auth(KeyringAuth(k.clone()));
+            builder.set_access(SignatureTimeLimits { anonymous });
         }
         if !virtual_hosts.is_empty() {
             let domains = MultiDomain::new(virtual_hosts).map_err(|e| {
@@ -100,7 +84,14 @@ impl HttpServer {
             },
             tls: None,
             watch: Watch::default(),
+            keyring,
         })
+    }
+
+    /// The keys this server checks signatures with: for a reload of the
+    /// credentials file (None on an anonymous server).
+    pub fn keyring(&self) -> Option<Arc<Keyring>> {
+        self.keyring.clone()
     }
 
     /// Writes a line per request to `log`.

@@ -14,12 +14,22 @@ use sha2::Sha256;
 /// The prefix of session access keys (long-lived keys start `S3HK`).
 pub const PREFIX: &str = "S3HS";
 const VERSION: u8 = 1;
-/// Length of the claims: version, uid, gid, issued, expires, nonce.
-const CLAIMS_LEN: usize = 1 + 4 * 5;
+/// Length of the claims: version, origin, uid, gid, issued, expires, nonce.
+const CLAIMS_LEN: usize = 2 + 4 * 5;
+
+/// How a session was granted, for the operator's logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `s3hpc creds` over the node's socket: the kernel named the user.
+    Socket = 0,
+    /// AssumeRoleWithWebIdentity: an OIDC provider's token named the user.
+    Oidc = 1,
+}
 
 /// What a session access key says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Claims {
+    pub origin: Origin,
     pub uid: u32,
     pub gid: u32,
     /// Seconds since the epoch (u32: until 2106).
@@ -33,11 +43,12 @@ impl Claims {
     pub fn access_key(&self) -> String {
         let mut b = [0u8; CLAIMS_LEN];
         b[0] = VERSION;
+        b[1] = self.origin as u8;
         for (i, v) in [self.uid, self.gid, self.issued, self.expires, self.nonce]
             .iter()
             .enumerate()
         {
-            b[1 + 4 * i..5 + 4 * i].copy_from_slice(&v.to_be_bytes());
+            b[2 + 4 * i..6 + 4 * i].copy_from_slice(&v.to_be_bytes());
         }
         format!("{PREFIX}{}", data_encoding::BASE32_NOPAD.encode(&b))
     }
@@ -50,8 +61,14 @@ impl Claims {
         if b.len() != CLAIMS_LEN || b[0] != VERSION {
             return None;
         }
-        let word = |i: usize| u32::from_be_bytes(b[1 + 4 * i..5 + 4 * i].try_into().unwrap());
+        let word = |i: usize| u32::from_be_bytes(b[2 + 4 * i..6 + 4 * i].try_into().unwrap());
+        let origin = match b[1] {
+            0 => Origin::Socket,
+            1 => Origin::Oidc,
+            _ => return None,
+        };
         Some(Claims {
+            origin,
             uid: word(0),
             gid: word(1),
             issued: word(2),
@@ -92,6 +109,7 @@ mod tests {
     #[test]
     fn claims_round_trip_and_bind_the_secret() {
         let c = Claims {
+            origin: Origin::Socket,
             uid: 1001,
             gid: 100,
             issued: 1_800_000_000,
@@ -112,6 +130,10 @@ mod tests {
                 ..c
             },
             Claims { uid: 0, ..c },
+            Claims {
+                origin: Origin::Oidc,
+                ..c
+            },
         ] {
             let (s, t) = derive(&key, &other.access_key());
             assert_ne!(s, secret);

@@ -16,7 +16,7 @@
 //! clients whose directory times lag), so a new key or a revocation is
 //! seen everywhere within [`SEEN_WITHIN`].
 
-use crate::session::{self, Claims};
+use crate::session::{self, Claims, Origin};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
@@ -85,8 +85,12 @@ pub struct SessionCredentials {
 /// The kind of key a request was signed with, for logs and metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyKind {
+    /// A user's own key from the store.
     LongLived,
+    /// Temporary credentials from `s3hpc creds`.
     Session,
+    /// Temporary credentials for an OIDC login.
+    Oidc,
 }
 
 impl KeyKind {
@@ -94,6 +98,7 @@ impl KeyKind {
         match self {
             KeyKind::LongLived => "key",
             KeyKind::Session => "session",
+            KeyKind::Oidc => "oidc",
         }
     }
 }
@@ -359,7 +364,10 @@ impl KeyStore {
                 secret,
                 uid: claims.uid,
                 gid: claims.gid,
-                kind: KeyKind::Session,
+                kind: match claims.origin {
+                    Origin::Socket => KeyKind::Session,
+                    Origin::Oidc => KeyKind::Oidc,
+                },
                 token: Some(token),
             });
         }
@@ -506,6 +514,7 @@ impl KeyStore {
     /// with the signing key.
     pub fn session(
         &self,
+        origin: Origin,
         uid: u32,
         gid: u32,
         valid_for: Duration,
@@ -532,6 +541,7 @@ impl KeyStore {
         let expires = now + valid_for.as_secs().max(1);
         let to32 = |t: u64| u32::try_from(t).map_err(|_| "a time past 2106".to_string());
         let claims = Claims {
+            origin,
             uid,
             gid,
             issued: to32(issued)?,

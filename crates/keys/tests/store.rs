@@ -1,5 +1,6 @@
 //! The key store as two servers sharing one directory see it.
 
+use s3hpc_keys::session::Origin;
 use s3hpc_keys::{KeyKind, KeyStore, Refused};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::{Arc, Mutex};
@@ -133,7 +134,9 @@ fn sessions_need_no_store_entry_expire_and_end_with_revoke_all() {
     let t = private_dir();
     let (a, _) = open(t.path());
     let (b, _) = open(t.path());
-    let c = a.session(1001, 100, Duration::from_secs(2)).unwrap();
+    let c = a
+        .session(Origin::Socket, 1001, 100, Duration::from_secs(2))
+        .unwrap();
     assert!(c.access_key.starts_with("S3HS"));
     // The other server derives the same secret and token from the key.
     let f = b.lookup(&c.access_key).unwrap();
@@ -148,7 +151,7 @@ fn sessions_need_no_store_entry_expire_and_end_with_revoke_all() {
         .is_none());
     // Too long a session is refused.
     assert!(a
-        .session(1001, 100, Duration::from_secs(8 * 86400))
+        .session(Origin::Socket, 1001, 100, Duration::from_secs(8 * 86400))
         .is_err());
     // Revoking everything of the user voids its sessions on every server.
     let k = a.create(1001, 100, None).unwrap();
@@ -158,7 +161,9 @@ fn sessions_need_no_store_entry_expire_and_end_with_revoke_all() {
     assert_eq!(b.lookup(&c.access_key).unwrap_err(), Refused::Revoked);
     assert_eq!(b.lookup(&k.access_key).unwrap_err(), Refused::Unknown);
     // A session made after it works.
-    let later = a.session(1001, 100, Duration::from_secs(2)).unwrap();
+    let later = a
+        .session(Origin::Socket, 1001, 100, Duration::from_secs(2))
+        .unwrap();
     assert!(b.lookup(&later.access_key).is_ok());
     std::thread::sleep(Duration::from_millis(2100));
     assert_eq!(b.lookup(&later.access_key).unwrap_err(), Refused::Expired);

@@ -87,6 +87,14 @@ impl RemoteClient {
         &self.pool.addr
     }
 
+    /// A key operation ([`Request::is_key_op`]): the gateway answers as
+    /// this process's user, which the kernel tells it.
+    pub fn key_request(&self, req: &Request<'_>) -> Result<Response> {
+        let (reply, conn) = self.call(req, Body::None)?;
+        self.pool.put_back(conn);
+        Ok(reply)
+    }
+
     /// Sends `req` (and its body) and reads the reply, on a pooled
     /// connection, retrying once as the module documentation says. Returns
     /// the connection with the reply; the caller gives it back.

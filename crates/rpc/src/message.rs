@@ -13,15 +13,18 @@ use s3hpc_client::{
     BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
     PutOptions, S3Error, Tags, UploadInfo, WriteCondition,
 };
+use s3hpc_keys::{KeyInfo, NewKey, SessionCredentials};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 /// The protocol version both sides announce in the handshake. Bump it with
 /// any change to a frame, a request or a reply (the golden-bytes test in
 /// this module fails on such a change until it is bumped and updated).
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
-/// The oldest client version a gateway still serves: version 5 appended
+/// The oldest client version a gateway still serves. Version 6 appended
+/// the key operations (a version 5 client never sends them, and its
+/// requests decode as before). Version 5 appended
 /// the permissions a write gives its object (`PutOptions::access`), which
 /// changes the encoding of PutObject, CopyObject and
 /// CreateMultipartUpload (a version 4 client's would not decode), so older
@@ -192,6 +195,31 @@ pub enum Request<'a> {
         key: Cow<'a, str>,
         part_number: u32,
     },
+    /// Version 6 on, Unix sockets only (the kernel names the caller): a
+    /// new key of the caller's uid in the key store, answered by `NewKey`.
+    KeyCreate {
+        valid_secs: Option<u64>,
+    },
+    /// The caller's keys (`uid`: another user's, for root and the
+    /// server's user; None: all of theirs), answered by `Keys`.
+    KeyList {
+        uid: Option<u32>,
+    },
+    /// Revokes one of the caller's keys (anyone's, for root and the
+    /// server's user).
+    KeyRevoke {
+        #[serde(borrow)]
+        access_key: Cow<'a, str>,
+    },
+    /// Revokes every key of `uid` (the caller's if None) and voids its
+    /// sessions issued so far, answered by `Keys` (those removed).
+    KeyRevokeAll {
+        uid: Option<u32>,
+    },
+    /// Temporary credentials of the caller's uid, answered by `Session`.
+    SessionCreate {
+        valid_secs: u64,
+    },
 }
 
 impl Request<'_> {
@@ -223,7 +251,13 @@ impl Request<'_> {
                 dst_key,
                 ..
             } => (Some(dst_bucket), Some(dst_key)),
-            ListBuckets | AttachSharedBuffer { .. } => (None, None),
+            ListBuckets
+            | AttachSharedBuffer { .. }
+            | KeyCreate { .. }
+            | KeyList { .. }
+            | KeyRevoke { .. }
+            | KeyRevokeAll { .. }
+            | SessionCreate { .. } => (None, None),
         }
     }
 
@@ -252,7 +286,18 @@ impl Request<'_> {
             Request::DeleteObjectTagging { .. } => 19,
             Request::DeleteObjectIf { .. } => 20,
             Request::GetObjectPart { .. } => 21,
+            Request::KeyCreate { .. } => 22,
+            Request::KeyList { .. } => 23,
+            Request::KeyRevoke { .. } => 24,
+            Request::KeyRevokeAll { .. } => 25,
+            Request::SessionCreate { .. } => 26,
         }
+    }
+
+    /// Whether it is about keys rather than objects: served by the
+    /// gateway's key store, as the socket's peer.
+    pub fn is_key_op(&self) -> bool {
+        (22..=26).contains(&self.op())
     }
 
     /// Whether data frames with a body follow the request.
@@ -289,7 +334,7 @@ impl Request<'_> {
 
 /// The name of an op code, `unknown` for codes outside the table.
 pub fn op_name(op: u8) -> &'static str {
-    const NAMES: [&str; 22] = [
+    const NAMES: [&str; 27] = [
         "CreateBucket",
         "DeleteBucket",
         "HeadBucket",
@@ -312,6 +357,11 @@ pub fn op_name(op: u8) -> &'static str {
         "DeleteObjectTagging",
         "DeleteObjectIf",
         "GetObjectPart",
+        "KeyCreate",
+        "KeyList",
+        "KeyRevoke",
+        "KeyRevokeAll",
+        "SessionCreate",
     ];
     NAMES.get(op as usize).copied().unwrap_or("unknown")
 }
@@ -353,6 +403,12 @@ pub enum Response {
         length: u64,
         parts_count: Option<u32>,
     },
+    /// KeyCreate (version 6): the secret, shown this once.
+    NewKey(NewKey),
+    /// KeyList, KeyRevokeAll (version 6): never a secret.
+    Keys(Vec<KeyInfo>),
+    /// SessionCreate (version 6).
+    Session(SessionCredentials),
 }
 
 /// A failed reply: the S3 error code (as S3 spells it) and the message.
@@ -473,7 +529,11 @@ mod tests {
             postcard::to_allocvec(&info).unwrap(),
             [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3, 0, 0, 0, 0, 0, 0]
         );
-        assert_eq!(VERSION, 5, "update the golden bytes with the version");
+        let create = Request::KeyCreate {
+            valid_secs: Some(300),
+        };
+        assert_eq!(postcard::to_allocvec(&create).unwrap(), [22, 1, 0xac, 2]);
+        assert_eq!(VERSION, 6, "update the golden bytes with the version");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! to a pool (ARCHITECTURE.md has the measurement against the
 //! alternatives).
 
+mod keys;
 mod observer;
 mod session;
 mod workers;
@@ -44,6 +45,8 @@ pub struct GatewayOptions {
     pub fd_min_bytes: u64,
     /// Told of every request (the access log and metrics).
     pub observer: Option<Arc<dyn Observer>>,
+    /// The users' keys, for the key operations (`--key-store`).
+    pub keys: Option<Arc<s3hpc_keys::KeyStore>>,
 }
 
 impl Default for GatewayOptions {
@@ -54,6 +57,7 @@ impl Default for GatewayOptions {
             fd_min_bytes: 32 << 10,
             workers: 0,
             observer: None,
+            keys: None,
         }
     }
 }
@@ -238,6 +242,10 @@ fn bind(a: &Address) -> io::Result<(Listener, Bound)> {
         Address::Unix(path) => {
             clear_stale_socket(path)?;
             let l = UnixListener::bind(path)?;
+            // Any local user may connect (a connection acts as its peer's
+            // user, nothing more): the socket's directory decides who
+            // reaches it, not a server's umask (systemd's UMask=0077).
+            std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o666))?;
             let m = std::fs::metadata(path)?;
             Ok((
                 Listener::Unix(l),
@@ -340,7 +348,7 @@ fn accept_loop(shared: &Arc<Shared>, l: Listener) {
 
 /// The peer of a connection; a Unix socket whose peer the kernel cannot
 /// name (it always can, on Linux) counts as an unknown TCP peer.
-fn peer_of(stream: &Stream) -> Peer {
+pub(crate) fn peer_of(stream: &Stream) -> Peer {
     let fd = match stream {
         Stream::Unix(s) | Stream::UnixWithFds(s, _) => s,
         Stream::Tcp(_) => return Peer::Tcp,

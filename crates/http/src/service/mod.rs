@@ -30,17 +30,17 @@ use s3s::auth::Credentials;
 use s3s::dto::*;
 use s3s::stream::ByteStream as _;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The S3 service: the engine, and who each access key acts as.
 pub(crate) struct Service {
     pub store: Arc<Store>,
     pub io: Arc<Io>,
-    /// With many users: each key's identity, and the anonymous one's.
-    /// Without (`None`), every request acts as the server.
-    pub users: Option<(HashMap<String, Identity>, Option<Identity>)>,
-    /// Files' uids as S3 owners.
+    /// Who each access key is. Without (`None`, an anonymous server),
+    /// every request acts as the server.
+    pub keyring: Option<Arc<crate::keyring::Keyring>>,
+    /// Files' uids as S3 owners, on an anonymous server (the keyring has
+    /// its own, which a reload of the credentials replaces).
     pub owners: Arc<Owners>,
 }
 
@@ -58,29 +58,35 @@ pub(crate) struct Engine {
     pub store: Acting,
     pub io: Arc<Io>,
     pub owners: Arc<Owners>,
+    /// The kind of key the request was signed with, for the access log.
+    pub key_kind: Option<&'static str>,
 }
 
 impl Service {
     /// The engine as the request's sender: an access key's user, the
     /// anonymous user for an unsigned request.
-    fn engine(&self, credentials: Option<&Credentials>) -> S3Result<Engine> {
-        let who = match (&self.users, credentials) {
-            (None, _) => Identity::server(),
-            (Some((keys, _)), Some(c)) => keys.get(&c.access_key).cloned().ok_or_else(|| {
-                s3_error!(
-                    InvalidAccessKeyId,
-                    "the access key {} is not known to this server",
-                    c.access_key
-                )
-            })?,
-            (Some((_, Some(anonymous))), None) => anonymous.clone(),
-            (Some((_, None)), None) => {
-                return Err(s3_error!(
-                    AccessDenied,
-                    "unsigned requests are refused: this server has many users and no \
-                     --anonymous-user; sign the request with an access key"
-                ))
+    fn engine(
+        &self,
+        credentials: Option<&Credentials>,
+        headers: &hyper::HeaderMap,
+        uri: &hyper::Uri,
+    ) -> S3Result<Engine> {
+        let (who, owners, kind) = match (&self.keyring, credentials) {
+            (None, _) => (Identity::server(), self.owners.clone(), None),
+            (Some(keys), Some(c)) => {
+                let sender = keys.sender(&c.access_key, session_token(headers, uri))?;
+                (sender.who, sender.owners, Some(sender.kind))
             }
+            (Some(keys), None) => match &keys.anonymous {
+                Some(anonymous) => (anonymous.clone(), self.owners.clone(), None),
+                None => {
+                    return Err(s3_error!(
+                        AccessDenied,
+                        "unsigned requests are refused: this server has many users and no \
+                         --anonymous-user; sign the request with an access key"
+                    ))
+                }
+            },
         };
         // Held: a worker stays the last request's user until a request as
         // someone else comes (its other work between them is parsing,
@@ -89,9 +95,20 @@ impl Service {
         Ok(Engine {
             store: Acting::held(self.store.clone(), who),
             io: self.io.clone(),
-            owners: self.owners.clone(),
+            owners,
+            key_kind: kind,
         })
     }
+}
+
+/// A request's session token: the header, or a presigned URL's parameter.
+fn session_token<'a>(headers: &'a hyper::HeaderMap, uri: &'a hyper::Uri) -> Option<&'a str> {
+    if let Some(t) = headers.get("x-amz-security-token") {
+        return t.to_str().ok();
+    }
+    uri.query()?
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("X-Amz-Security-Token="))
 }
 
 /// Runs a short file-system call (a stat, an unlink, an open, one chunk
@@ -236,8 +253,8 @@ macro_rules! route {
         impl S3 for Service {
             $(
                 async fn $op(&self, req: S3Request<$input>) -> S3Result<S3Response<$output>> {
-                    let engine = self.engine(req.credentials.as_ref())?;
-                    crate::observe::note_identity(&req.extensions, engine.store.identity());
+                    let engine = self.engine(req.credentials.as_ref(), &req.headers, &req.uri)?;
+                    crate::observe::note_identity(&req.extensions, engine.store.identity(), engine.key_kind);
                     expected_owner::check(&engine, &req.input)?;
                     $module::$op(&engine, req).await
                 }

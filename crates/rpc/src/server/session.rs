@@ -99,6 +99,17 @@ impl Session {
         }
         // Descriptors come only with AttachSharedBuffer: close any other.
         conn.stream().drop_fds();
+        if let Some(req) = decoded.as_ref().ok().filter(|r| r.is_key_op()) {
+            let peer = crate::server::peer_of(conn.stream());
+            let reply = super::keys::serve(opts.keys.as_deref(), peer, req, |m| {
+                if opts.log_errors {
+                    use std::io::Write;
+                    let _ = writeln!(std::io::stderr(), "s3hpc gateway: {m}");
+                }
+            });
+            send_reply(conn, &h, reply)?;
+            return Ok(Next::Open);
+        }
         match decoded {
             Ok(req) => match opts.observer.as_deref() {
                 None => {
@@ -338,9 +349,14 @@ fn handle(
             .delete_object_tagging(&bucket, &key)
             .map(|()| Response::Done),
         // Handled by the session, which owns the buffer.
-        Request::AttachSharedBuffer { .. } => Err(S3Error::new(
+        Request::KeyCreate { .. }
+        | Request::KeyList { .. }
+        | Request::KeyRevoke { .. }
+        | Request::KeyRevokeAll { .. }
+        | Request::SessionCreate { .. }
+        | Request::AttachSharedBuffer { .. } => Err(S3Error::new(
             ErrorCode::InternalError,
-            "AttachSharedBuffer reached the request handler",
+            format!("{} reached the request handler", req.name()),
         )),
     };
     let status = reply
