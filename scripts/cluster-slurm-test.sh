@@ -10,7 +10,10 @@
 #          data, then the gateways stop and remove their sockets; status 143;
 #   s3-service: s3-service.sbatch with a client command: an object PUT
 #          through one node's endpoint is read through another's, and the
-#          servers stop when the command ends.
+#          servers stop when the command ends;
+#   s3-job: s3-job.sbatch, a user's job that gets temporary credentials
+#          from its node's gateway and writes and reads with the aws CLI
+#          and boto3.
 # `down` runs in a trap. Prints "slurm examples: N tests, M failed".
 #
 #   scripts/cluster-slurm-test.sh S3HPC-MPI-BINARY [--fs moosefs|glusterfs|cephfs]
@@ -127,6 +130,33 @@ check s3-service "$out" "the endpoints file removed" bash -c "! ls '$WORK'/s3hpc
 rm -rf "$MNT/s3-service"
 done_test s3-service "$out"
 echo "slurm s3-service: $((SECONDS - t0)) s"
+
+# --- s3-job: a user's job with temporary credentials from its node's
+# gateway (a server with --key-store on node2, as a centre runs one per
+# node), through the aws CLI and boto3; the credentials last the job's
+# remaining time.
+ok=1 out=$WORK/job.out t0=$SECONDS
+port=${S3HPC_TEST_JOB_PORT:-19480}
+mkdir -p "$MNT/s3-job"
+"$REPO/scripts/cluster" exec node2 "$BIN" serve --data "$MNT/s3-job" --durability none \
+    --http "127.0.0.1:$port" --rpc "unix:$WORK/node2.sock" --key-store "$MNT/s3-job-keys" \
+    >"$WORK/job-server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do [ -S "$WORK/node2.sock" ] && break; sleep 0.1; done
+S3HPC_SOCKET=$WORK/node2.sock S3HPC_ENDPOINT=http://127.0.0.1:$port S3HPC_BUCKET=jobbucket \
+    timeout 120 sbatch --wait --nodes=1 -w node2 --time=5 -o "$out" "$REPO/examples/slurm/s3-job.sbatch" >/dev/null
+rc=$?
+check s3-job "$out" "job status $rc" [ "$rc" = 0 ]
+check s3-job "$out" "written and read back with the job's credentials" has "$out" "read back: written by job"
+check s3-job "$out" "listed with boto3" has "$out" "listed with boto3: \['"
+check s3-job "$out" "credentials for the job's remaining time" has "$out" "temporary credentials, valid until"
+check s3-job "$out" "the object is on the shared file system" bash -c "ls '$MNT'/s3-job/jobbucket/*/hello.txt >/dev/null"
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+cat "$WORK/job-server.log" >>"$out"
+rm -rf "$MNT/s3-job" "$MNT/s3-job-keys"
+done_test s3-job "$out"
+echo "slurm s3-job: $((SECONDS - t0)) s"
 
 cd / && "$REPO/scripts/cluster" down >/dev/null 2>&1
 left=$(pgrep -x slurmd; pgrep -x slurmctld; pgrep -x slurmstepd)
