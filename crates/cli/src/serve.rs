@@ -58,6 +58,20 @@ pub struct ServeArgs {
     /// revocations seen within seconds. SIGHUP also re-reads --credentials.
     #[arg(long, value_name = "DIR")]
     key_store: Option<PathBuf>,
+    /// HTTP: answer AssumeRoleWithWebIdentity for ID tokens of this OIDC
+    /// issuer (its URL, exactly as its tokens' `iss`), with temporary
+    /// credentials of the POSIX user the token names. Needs --key-store
+    /// and --oidc-audience.
+    #[arg(long, value_name = "URL", requires_all = ["key_store", "oidc_audience", "http"])]
+    oidc_issuer: Option<String>,
+    /// The `aud` an ID token must carry: the client id s3hpc is registered
+    /// as at the issuer. Repeatable.
+    #[arg(long, value_name = "CLIENT_ID", requires = "oidc_issuer")]
+    oidc_audience: Vec<String>,
+    /// The token claim that names the POSIX user: a user name
+    /// (preferred_username, or sub where it is the login) or a uid.
+    #[arg(long, value_name = "CLAIM", default_value = "preferred_username")]
+    oidc_user_claim: String,
     /// HTTP: unsigned requests act as this user (e.g. nobody), so what is
     /// world-readable is public; without it a server with users refuses
     /// them.
@@ -230,6 +244,14 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     let auth = a.http.map(|_| http_auth(&a)).transpose()?;
     let auth = match (auth, &keys) {
         (Some(auth), Some(k)) => Some(auth.with_key_store(k.clone())),
+        (auth, _) => auth,
+    };
+    let auth = match (auth, &a.oidc_issuer) {
+        (Some(auth), Some(issuer)) => Some(auth.with_oidc(s3hpc_http::OidcConfig {
+            issuer: issuer.clone(),
+            audiences: a.oidc_audience.clone(),
+            user_claim: a.oidc_user_claim.clone(),
+        })),
         (auth, _) => auth,
     };
     let tcp_as = rpc_tcp_identity(&a, auth.as_ref())?;

@@ -41,6 +41,8 @@ pub struct MappedUsers {
     pub list_owned_buckets: bool,
     /// The users' own keys and sessions (`--key-store`), beside these.
     pub store: Option<Arc<s3hpc_keys::KeyStore>>,
+    /// OIDC logins (AssumeRoleWithWebIdentity), which need the store.
+    pub oidc: Option<crate::oidc::OidcConfig>,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -157,6 +159,14 @@ impl AuthConfig {
     pub fn with_key_store(self, store: Arc<s3hpc_keys::KeyStore>) -> AuthConfig {
         let mut m = self.into_mapped();
         m.store = Some(store);
+        AuthConfig::Mapped(m)
+    }
+
+    /// Answers AssumeRoleWithWebIdentity for tokens of this issuer
+    /// (sessions signed with the key store's key).
+    pub fn with_oidc(self, config: crate::oidc::OidcConfig) -> AuthConfig {
+        let mut m = self.into_mapped();
+        m.oidc = Some(config);
         AuthConfig::Mapped(m)
     }
 

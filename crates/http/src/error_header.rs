@@ -60,6 +60,8 @@ pub struct WithErrorCode {
     pub virtual_hosts: std::sync::Arc<[String]>,
     /// Preflights and the Access-Control headers of browsers' requests.
     pub cors: crate::cors::Cors,
+    /// STS requests (`Action=` at the root): OIDC logins.
+    pub sts: std::sync::Arc<crate::sts::Sts>,
 }
 
 impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
@@ -68,6 +70,11 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
     type Future = BoxFuture<'static, Result<HttpResponse, HttpError>>;
 
     fn call(&self, mut req: hyper::Request<s3s::Body>) -> Self::Future {
+        if crate::sts::asked(&req) {
+            let sts = self.sts.clone();
+            crate::observe::note_operation(req.extensions(), "AssumeRoleWithWebIdentity");
+            return Box::pin(async move { Ok(sts.answer(req, &request_id()).await) });
+        }
         let service = self.service.clone();
         let cors = self.cors.clone();
         crate::sigv2_path::bucket_root(&mut req, &self.virtual_hosts);

@@ -110,6 +110,13 @@ pub(crate) fn note_access(cx: &mut S3AccessContext<'_>) {
     }
 }
 
+/// Notes the operation of a request s3s does not route (STS).
+pub(crate) fn note_operation(extensions: &hyper::http::Extensions, name: &str) {
+    if let Some(note) = RequestNote::of(extensions) {
+        let _ = note.operation.set(name.into());
+    }
+}
+
 /// Notes whom the request acts as once its key is mapped: a user's uid
 /// (the server's own uid, noted at the access check, stays for the
 /// administrator's keys).

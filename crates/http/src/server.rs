@@ -45,6 +45,16 @@ impl HttpServer {
         virtual_hosts: &[String],
     ) -> io::Result<HttpServer> {
         let keyring = Keyring::new(&auth);
+        let sts = Arc::new(match &auth {
+            AuthConfig::Mapped(m) => crate::sts::Sts {
+                oidc: m.oidc.clone().map(|c| Arc::new(crate::oidc::Oidc::new(c))),
+                keys: m.store.clone(),
+            },
+            _ => crate::sts::Sts {
+                oidc: None,
+                keys: None,
+            },
+        });
         let cors = crate::cors::Cors {
             store: store.clone(),
         };
@@ -81,6 +91,7 @@ impl HttpServer {
                 kernel_copies: true,
                 virtual_hosts: virtual_hosts.into(),
                 cors,
+                sts,
             },
             tls: None,
             watch: Watch::default(),
