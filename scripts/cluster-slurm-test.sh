@@ -150,11 +150,12 @@ check s3-job "$out" "job status $rc" [ "$rc" = 0 ]
 check s3-job "$out" "written and read back with the job's credentials" has "$out" "read back: written by job"
 check s3-job "$out" "listed with boto3" has "$out" "listed with boto3: \['"
 check s3-job "$out" "credentials for the job's remaining time" has "$out" "temporary credentials, valid until"
-check s3-job "$out" "the object is on the shared file system" bash -c "ls '$MNT'/s3-job/jobbucket/*/hello.txt >/dev/null"
+check s3-job "$out" "the object is on the shared file system, seen from another node" \
+    "$REPO/scripts/cluster" exec node1 bash -c "ls '$MNT'/s3-job/jobbucket/*/hello.txt >/dev/null"
 kill "$server" 2>/dev/null
 wait "$server" 2>/dev/null
 cat "$WORK/job-server.log" >>"$out"
-rm -rf "$MNT/s3-job" "$MNT/s3-job-keys"
+"$REPO/scripts/cluster" exec node1 rm -rf "$MNT/s3-job" "$MNT/s3-job-keys"
 done_test s3-job "$out"
 echo "slurm s3-job: $((SECONDS - t0)) s"
 
