@@ -9,6 +9,7 @@
   agrees with the HTTP server's routes (crates/http/src/service/mod.rs).
 - words: no tracked line speaks of numbered work periods or of the folders
   of the machine a figure was measured on.
+- figure: README's figure is drawn from README's table.
 - packaging: examples/packaging/install.sh stages what a package holds.
 - quickstart: each ```sh block of README.md's Quick starts runs (they use the release
   build and fresh temporary directories).
@@ -196,6 +197,13 @@ def check_quickstart():
                 print(f"quickstart: block {i} ({first}) ran", flush=True)
 
 
+def check_figure():
+    """The front page's figure is drawn from its table (scripts/readme-figure.py)."""
+    r = subprocess.run([sys.executable, ROOT / "scripts/readme-figure.py", "--check"],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"figure: {r.stdout.strip()}")
+
+
 def check_packaging():
     """examples/packaging/install.sh stages the binary, >= 5 man pages that
     man(1) renders, the libs3 drop-in and the systemd files."""
@@ -218,11 +226,11 @@ def check_packaging():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("checks", nargs="*", default=["links", "compat", "words", "packaging", "quickstart"])
+    ap.add_argument("checks", nargs="*", default=["links", "compat", "words", "figure", "packaging", "quickstart"])
     ap.add_argument("--book", default=ROOT / "docs/book", type=Path)
     a = ap.parse_args()
     for c in a.checks:
-        {"links": lambda: check_links(a.book), "compat": check_compat, "words": check_words, "packaging": check_packaging,
+        {"links": lambda: check_links(a.book), "compat": check_compat, "words": check_words, "figure": check_figure, "packaging": check_packaging,
          "quickstart": check_quickstart}[c]()
     failed = sum(1 for ok in tests.values() if not ok)
     print(f"docs: {len(tests) - failed} passed, {failed} failed")
