@@ -359,7 +359,7 @@ impl KeyStore {
             {
                 return Err(Refused::Revoked);
             }
-            let (secret, token) = session::derive(&self.signing_key, access_key);
+            let (secret, token) = self.derived(access_key);
             return Ok(Found {
                 secret,
                 uid: claims.uid,
@@ -386,6 +386,28 @@ impl KeyStore {
             gid: l.entry.gid,
             kind: KeyKind::LongLived,
             token: None,
+        })
+    }
+
+    /// A session key's secret and token. A request looks its key up twice
+    /// (the signature check, then its sender), on one thread: the last
+    /// derivation is kept per thread, which halves the HMACs.
+    fn derived(&self, access_key: &str) -> (String, String) {
+        // Keyed by the signing key too: another store (a test's) signs
+        // another secret for the same access key.
+        type Last = Option<(Vec<u8>, String, (String, String))>;
+        thread_local! {
+            static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
+        }
+        LAST.with(|last| {
+            if let Some((key, ak, d)) = &*last.borrow() {
+                if *key == self.signing_key && ak == access_key {
+                    return d.clone();
+                }
+            }
+            let d = session::derive(&self.signing_key, access_key);
+            *last.borrow_mut() = Some((self.signing_key.clone(), access_key.to_owned(), d.clone()));
+            d
         })
     }
 
