@@ -477,6 +477,9 @@ impl Observer for RpcRecorder {
                 bytes_in: s.bytes.0,
                 bytes_out: s.bytes.1,
                 micros: s.micros,
+                // The kernel named a Unix socket's peer; TCP's act as
+                // --rpc-tcp-as, with nothing to show who connected.
+                key_kind: s.peer.starts_with("unix").then_some("socket"),
             });
         }
         if let Some(log) = &self.log {

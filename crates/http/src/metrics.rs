@@ -75,7 +75,13 @@ pub struct Observation<'a> {
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub micros: u64,
+    /// Where the request's access key came from (`file`, `key`, `session`,
+    /// `oidc`), `socket` for an RPC peer the kernel named, None unsigned.
+    pub key_kind: Option<&'a str>,
 }
+
+/// The kinds of key requests are counted by; the last counts unsigned ones.
+const KEY_KINDS: [&str; 6] = ["file", "key", "session", "oidc", "socket", "none"];
 
 /// The server's metrics; share it (`Arc`) between the transports.
 pub struct Metrics {
@@ -83,6 +89,7 @@ pub struct Metrics {
     /// Per transport, for requests beyond the table's room.
     other: [OnceLock<Box<OpStats>>; Transport::ALL.len()],
     in_flight: [AtomicI64; Transport::ALL.len()],
+    by_key_kind: [AtomicU64; KEY_KINDS.len()],
 }
 
 impl Default for Metrics {
@@ -91,6 +98,7 @@ impl Default for Metrics {
             slots: (0..SLOTS).map(|_| OnceLock::new()).collect(),
             other: Default::default(),
             in_flight: Default::default(),
+            by_key_kind: Default::default(),
         }
     }
 }
@@ -126,6 +134,12 @@ impl Metrics {
         let bucket = BUCKETS_US.partition_point(|&le| le < o.micros);
         s.latency[bucket].fetch_add(1, Relaxed);
         s.latency_sum_us.fetch_add(o.micros, Relaxed);
+        let kind = o.key_kind.unwrap_or("none");
+        let i = KEY_KINDS
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap_or(KEY_KINDS.len() - 1);
+        self.by_key_kind[i].fetch_add(1, Relaxed);
     }
 
     /// The block of (transport, operation): found by open addressing in the
@@ -214,6 +228,21 @@ impl Metrics {
             let sum = s.latency_sum_us.load(Relaxed) as f64 / 1e6;
             let _ = writeln!(out, "{name}_sum{{{l}}} {sum}");
             let _ = writeln!(out, "{name}_count{{{l}}} {cumulative}");
+        }
+        header(
+            &mut out,
+            "s3hpc_requests_by_key_kind_total",
+            "counter",
+            "Requests answered, by where their access key came from: the credentials file, a \
+             user's own key, a session (s3hpc creds), an OIDC login, an RPC socket's peer, or \
+             none (unsigned).",
+        );
+        for (kind, n) in KEY_KINDS.iter().zip(&self.by_key_kind) {
+            let _ = writeln!(
+                out,
+                "s3hpc_requests_by_key_kind_total{{kind=\"{kind}\"}} {}",
+                n.load(Relaxed)
+            );
         }
         header(
             &mut out,
@@ -343,6 +372,7 @@ mod tests {
     fn counts_render_as_prometheus_text() {
         let m = Metrics::new();
         let put = |status, micros| Observation {
+            key_kind: Some("key"),
             transport: Transport::Http,
             operation: "PutObject",
             status,
@@ -386,6 +416,7 @@ mod tests {
         for (i, op) in names.iter().enumerate() {
             for _ in 0..=(i % 3) {
                 m.end(&Observation {
+                    key_kind: None,
                     transport: Transport::Rpc,
                     operation: op,
                     status: 200,

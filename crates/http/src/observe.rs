@@ -241,6 +241,7 @@ impl Drop for Pending {
                 bytes_in,
                 bytes_out: self.bytes_out,
                 micros,
+                key_kind: note.key_kind.get().copied(),
             });
         }
         let Some(log) = &self.watch.log else {

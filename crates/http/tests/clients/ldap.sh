@@ -5,13 +5,14 @@
 # through nslcd (nss-pam-ldapd), as on a cluster. Everything runs in a
 # private mount namespace: the test's nsswitch.conf (passwd and group from
 # `files ldap`) and nslcd.conf are bind-mounted over the machine's there
-# only, and the machine's files and services are never touched. LDAP user A
-# makes a key with `s3hpc keys create`, a server that never saw it before;
-# the files it writes are A's; B reads A's object through the LDAP group;
-# once B leaves the group in LDAP, B is refused within the documented cache
-# time (a key's groups are cached a minute). Servers listen on 127.0.0.1
-# only. Prints `PASS`/`FAIL` per check and a closing `real clients: N
-# passed, N failed, N skipped` line.
+# only, and the machine's files and services are left alone (only an empty
+# /run/nslcd is made as a mount point, and removed, where there is none).
+# LDAP user A makes a key with `s3hpc keys create` on a server that never
+# saw it before; the files it writes are A's; B reads A's object through
+# the LDAP group; once B leaves the group in LDAP, B is refused within the
+# documented cache time (a key's groups are cached a minute). Servers
+# listen on 127.0.0.1 only. Prints `PASS`/`FAIL` per check and a closing
+# `real clients: N passed, N failed, N skipped` line.
 #
 # Needs root, slapd and ldap-utils, nslcd and libnss-ldapd (Debian's
 # packages), unshare and setpriv; skips without them.
