@@ -215,25 +215,75 @@ pub(super) async fn list_multipart_uploads(
     let i = req.input;
     let prefix = i.prefix.clone().unwrap_or_default();
     let mut uploads = run(|| engine.store.list_multipart_uploads(&i.bucket, &prefix))?;
+    // Key order, then upload id: a stable order for the markers to page
+    // through, also when uploads of a key come and go between pages.
+    uploads.sort_by(|a, b| (&a.key, &a.upload_id).cmp(&(&b.key, &b.upload_id)));
+    let delimiter = i.delimiter.as_deref().filter(|d| !d.is_empty());
     if let Some(marker) = i.key_marker.as_deref().filter(|m| !m.is_empty()) {
-        uploads.retain(|u| u.key.as_str() > marker);
+        let id_marker = i.upload_id_marker.as_deref().filter(|m| !m.is_empty());
+        // A marker that is a common prefix (the last entry of a page) skips
+        // every key under it.
+        let rolled = delimiter.is_some_and(|d| marker.ends_with(d));
+        uploads.retain(|u| match id_marker {
+            // The rest of the marker key's uploads, then the keys after it.
+            Some(id) => u.key.as_str() > marker || (u.key == marker && u.upload_id.as_str() > id),
+            None => u.key.as_str() > marker && !(rolled && u.key.starts_with(marker)),
+        });
     }
     let max = i.max_uploads.unwrap_or(1000).clamp(0, 1000) as usize;
-    let truncated = uploads.len() > max;
-    uploads.truncate(max);
-    let next_key = uploads.last().map(|u| u.key.clone()).filter(|_| truncated);
-    let next_id = uploads
-        .last()
-        .map(|u| u.upload_id.clone())
-        .filter(|_| truncated);
+    // With a delimiter, keys that go on past it after the prefix roll up
+    // into one common prefix each, which counts as one entry of the page.
+    let mut page = Vec::new();
+    let mut prefixes: Vec<String> = Vec::new();
+    let mut truncated = false;
+    let mut last: Option<(String, Option<String>)> = None;
+    for u in uploads {
+        let rolled = delimiter.and_then(|d| {
+            u.key[prefix.len()..]
+                .find(d)
+                .map(|at| u.key[..prefix.len() + at + d.len()].to_string())
+        });
+        if let Some(p) = &rolled {
+            if prefixes.last() == Some(p) {
+                continue;
+            }
+        }
+        if page.len() + prefixes.len() == max {
+            truncated = true;
+            break;
+        }
+        match rolled {
+            Some(p) => {
+                last = Some((p.clone(), None));
+                prefixes.push(p);
+            }
+            None => {
+                last = Some((u.key.clone(), Some(u.upload_id.clone())));
+                page.push(u);
+            }
+        }
+    }
+    let (next_key, next_id) = match last.filter(|_| truncated) {
+        Some((k, id)) => (Some(k), id),
+        None => (None, None),
+    };
+    let uploads = page;
     Ok(S3Response::new(ListMultipartUploadsOutput {
         bucket: Some(i.bucket),
         prefix: i.prefix,
+        delimiter: i.delimiter,
         key_marker: i.key_marker,
+        upload_id_marker: i.upload_id_marker,
         max_uploads: Some(max as i32),
         is_truncated: Some(truncated),
         next_key_marker: next_key,
         next_upload_id_marker: next_id,
+        common_prefixes: (!prefixes.is_empty()).then(|| {
+            prefixes
+                .into_iter()
+                .map(|p| CommonPrefix { prefix: Some(p) })
+                .collect()
+        }),
         uploads: Some(
             uploads
                 .into_iter()

@@ -246,6 +246,34 @@ def wrong_credentials():
     expect_code("InvalidAccessKeyId", lambda: client(key="nobody").list_buckets())
 
 
+def upload_listing_pages():
+    """ListMultipartUploads pages through every upload once, also two of one
+    key split across pages, and rolls keys up at the delimiter."""
+    ids = {}
+    for k in ["pg/a", "pg/a", "pg/b", "pg/d/1", "pg/d/2", "pg/e"]:
+        ids.setdefault(k, []).append(s3.create_multipart_upload(Bucket=B, Key=k)["UploadId"])
+    want = sorted((k, u) for k, us in ids.items() for u in us)
+    got, kw = [], {}
+    for _ in range(10):
+        r = s3.list_multipart_uploads(Bucket=B, Prefix="pg/", MaxUploads=1, **kw)
+        got += [(u["Key"], u["UploadId"]) for u in r.get("Uploads", [])]
+        if not r["IsTruncated"]:
+            break
+        kw = {"KeyMarker": r["NextKeyMarker"], "UploadIdMarker": r.get("NextUploadIdMarker", "")}
+    assert sorted(got) == want, (got, want)
+    seen, kw = [], {}
+    for _ in range(10):
+        r = s3.list_multipart_uploads(Bucket=B, Prefix="pg/", Delimiter="/", MaxUploads=2, **kw)
+        seen += [u["Key"] for u in r.get("Uploads", [])] + [p["Prefix"] for p in r.get("CommonPrefixes", [])]
+        if not r["IsTruncated"]:
+            break
+        kw = {"KeyMarker": r["NextKeyMarker"], "UploadIdMarker": r.get("NextUploadIdMarker", "")}
+    assert seen == ["pg/a", "pg/a", "pg/b", "pg/d/", "pg/e"], seen
+    for k, us in ids.items():
+        for u in us:
+            s3.abort_multipart_upload(Bucket=B, Key=k, UploadId=u)
+
+
 def cleanup():
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=B).get("Contents", [])]
     s3.delete_objects(Bucket=B, Delete={"Objects": [{"Key": k} for k in keys]})
@@ -259,7 +287,7 @@ for name, fn in [
     ("multipart_100mib", multipart_100mib), ("upload_part_copy", upload_part_copy_and_listings),
     ("malformed_complete_xml", malformed_complete_xml), ("bad_digest", bad_digest),
     ("presigned_get", presigned_get), ("aws_chunked_put", aws_chunked_put), ("unframed_put", unframed_put),
-    ("sigv2_bucket_calls", sigv2_bucket_calls),
+    ("sigv2_bucket_calls", sigv2_bucket_calls), ("upload_listing_pages", upload_listing_pages),
     ("wrong_credentials", wrong_credentials),
     ("cleanup", cleanup),
 ]:
