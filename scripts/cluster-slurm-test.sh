@@ -137,7 +137,7 @@ echo "slurm s3-service: $((SECONDS - t0)) s"
 # remaining time.
 ok=1 out=$WORK/job.out t0=$SECONDS
 port=${S3HPC_TEST_JOB_PORT:-19480}
-mkdir -p "$MNT/s3-job"
+# (No mkdir here: $MNT is mounted in the nodes only; serve makes --data.)
 "$REPO/scripts/cluster" exec node2 "$BIN" serve --data "$MNT/s3-job" --durability none \
     --http "127.0.0.1:$port" --rpc "unix:$WORK/node2.sock" --key-store "$MNT/s3-job-keys" \
     >"$WORK/job-server.log" 2>&1 &
