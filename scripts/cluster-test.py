@@ -815,6 +815,95 @@ class Tests:
             for cmd in made:
                 subprocess.run(list(cmd), capture_output=True)
 
+    def t_keys(self):
+        """Users' own keys across nodes: two servers share one --key-store on
+        the shared file system; a user makes keys over both nodes' sockets
+        at once (all land, every server honours all of them), uses one made
+        on A through B's HTTP (what it writes is the user's), and revokes it
+        on B: A refuses it within 10 s."""
+        import pwd
+        import re
+        if os.geteuid() != 0 or subprocess.run(["sh", "-c", "command -v useradd && command -v setpriv"],
+                                               capture_output=True).returncode != 0:
+            log("  (keys: skipped, needs root, useradd and setpriv)")
+            return
+        user = f"s3xk{os.getpid() % 100000}"
+        servers, agents, bad = [], [], []
+        data, store = os.path.join(self.top, "keys-data"), os.path.join(self.top, "keys-store")
+        try:
+            subprocess.run(["useradd", "-M", "-U", "-s", "/usr/sbin/nologin", user], check=True, capture_output=True)
+            uid = pwd.getpwnam(user).pw_uid
+            self.in_node(self.A, "mkdir", "-p", data)
+            self.in_node(self.A, "chmod", "1777", data)
+            socks, port = {}, {}
+            for node in (self.A, self.B):
+                socks[node] = os.path.join(self.logdir, f"keys-{node}.sock")
+                srv = Server(self, node, "keys", self.next_port(), data,
+                             listen=["--key-store", store, "--rpc", f"unix:{socks[node]}"])
+                servers.append(srv)
+                port[node] = srv.port
+            as_user = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups"]
+
+            def keys(node, *args):
+                return [self.cluster, "exec", node, *as_user, self.bin, "keys", *args, "--socket", socks[node]]
+
+            # Eight keys on each node at once.
+            procs = [subprocess.Popen(keys(n, "create"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                     for n in (self.A, self.B) for _ in range(8)]
+            made = []
+            for p in procs:
+                out, err = p.communicate(timeout=60)
+                v = dict(re.findall(r"export (\w+)=(\S+)", out))
+                if p.returncode or "AWS_ACCESS_KEY_ID" not in v:
+                    bad.append(f"keys create failed: {err.strip()[:120]}")
+                else:
+                    made.append((v["AWS_ACCESS_KEY_ID"], v["AWS_SECRET_ACCESS_KEY"]))
+            listed = self.in_node(self.B, *keys(self.B, "list")[3:], check=False).stdout
+            landed = sum(1 for ak, _ in made if ak in listed)
+            if landed != 16:
+                bad.append(f"{landed} of 16 keys made at once on two nodes are listed")
+            # A key made on A, used through B.
+            ak, sk = made[0] if made else ("none", "none")
+            env = ["env", f"S3HPC_ACCESS_KEY={ak}", f"S3HPC_SECRET_KEY={sk}"]
+            t0, r = time.time(), []
+            while time.time() - t0 < 10:
+                ag = Agent(self, self.B, f"http://127.0.0.1:{port[self.B]}", env)
+                agents.append(ag)
+                r = ag.call("mkb keysx")
+                if r[0] == "ok" or r[1:2] == ["BucketAlreadyOwnedByYou"]:
+                    break
+                time.sleep(0.5)
+            r = agents[-1].call("put keysx k 10 x") if agents else ["err"]
+            owner = self.in_node(self.A, "stat", "-c", "%u", os.path.join(data, "keysx", "k"), check=False).stdout.strip()
+            if r[0] != "ok" or owner != str(uid):
+                bad.append(f"the key made on {self.A} through {self.B}: {' '.join(r)[:80]}, owner {owner!r}")
+            # Revoked on B: A refuses it within 10 s.
+            rv = subprocess.run(keys(self.B, "revoke", ak), capture_output=True, text=True)
+            if rv.returncode:
+                bad.append(f"revoke on {self.B}: {rv.stderr.strip()[:120]}")
+            t0, refused = time.time(), None
+            while time.time() - t0 < 12:
+                ag = Agent(self, self.A, f"http://127.0.0.1:{port[self.A]}", env)
+                agents.append(ag)
+                if ag.call("get keysx k")[0] == "err":
+                    refused = time.time() - t0
+                    break
+                time.sleep(0.5)
+            if refused is None or refused > 10:
+                bad.append(f"the revoked key still works on {self.A} after {time.time() - t0:.1f} s")
+            counts = {"keys made at once": len(made), "listed": landed,
+                      "revocation seen on the other node in s": f"{refused:.1f}" if refused is not None else "never"}
+            if bad:
+                counts["first"] = bad[0]
+            self.report("http", "keys-cross-node", counts, len(bad))
+        finally:
+            for a in agents:
+                a.close()
+            for srv in servers:
+                srv.stop()
+            subprocess.run(["userdel", user], capture_output=True)
+            subprocess.run(["groupdel", user], capture_output=True)
+
     def users_case(self, kind, data, as_user, ids):
         priv, grp, pub = (f"{kind}-priv", f"{kind}-grp", f"{kind}-pub")
         a1 = as_user(self.A, kind, 0)
@@ -896,6 +985,13 @@ class Tests:
                 except Exception as e:  # a broken test is a failed one
                     self.report("users", "users-cross-node", {"exception": repr(e)[:200]}, 1)
                 log(f"  (users: {time.time() - t1:.1f}s)")
+            if not self.only or "keys" in self.only:
+                t1 = time.time()
+                try:
+                    self.t_keys()
+                except Exception as e:  # a broken test is a failed one
+                    self.report("http", "keys-cross-node", {"exception": repr(e)[:200]}, 1)
+                log(f"  (keys: {time.time() - t1:.1f}s)")
             for kind in transports:
                 if self.only and not any(name in self.only for name, _ in tests + http_only):
                     continue
