@@ -15,7 +15,7 @@ pub fn asks_attributes(query: Option<&str>) -> bool {
 /// Unquotes the `<ETag>` of a successful GetObjectAttributes answer.
 pub fn unquote_etag(resp: &mut HttpResponse) {
     const OPEN: &str = "<ETag>\"";
-    let Some(text) = crate::error_header::body_text(resp, hyper::StatusCode::OK) else {
+    let Some(text) = body_text(resp, hyper::StatusCode::OK) else {
         return;
     };
     if !text.contains("<GetObjectAttributesResponse") {
@@ -38,6 +38,17 @@ pub fn unquote_etag(resp: &mut HttpResponse) {
         hyper::header::CONTENT_LENGTH,
         hyper::header::HeaderValue::from(n),
     );
+}
+
+/// The whole body of an answer with this status, as text (answers of
+/// s3s's XML are whole in memory); None for another status or a stream.
+pub(crate) fn body_text(resp: &HttpResponse, status: hyper::StatusCode) -> Option<String> {
+    if resp.status() != status {
+        return None;
+    }
+    resp.body()
+        .bytes()
+        .and_then(|b| String::from_utf8(b.to_vec()).ok())
 }
 
 #[cfg(test)]

@@ -72,7 +72,6 @@ impl hyper::service::Service<hyper::Request<s3s::Body>> for WithErrorCode {
     fn call(&self, mut req: hyper::Request<s3s::Body>) -> Self::Future {
         if crate::sts::asked(&req) {
             let sts = self.sts.clone();
-            crate::observe::note_operation(req.extensions(), "AssumeRoleWithWebIdentity");
             return Box::pin(async move { Ok(sts.answer(req, &request_id()).await) });
         }
         let service = self.service.clone();
@@ -158,7 +157,7 @@ async fn prepare(req: &mut hyper::Request<s3s::Body>) -> s3s::S3Result<()> {
 fn policy_condition_refusal(resp: &mut HttpResponse) {
     const CODE: &str = "<Code>InvalidPolicyDocument</Code><Message>";
     const BROKEN: [&str; 2] = ["Policy condition ", "Bucket in form field "];
-    let Some(text) = body_text(resp, hyper::StatusCode::BAD_REQUEST) else {
+    let Some(text) = crate::attributes_etag::body_text(resp, hyper::StatusCode::BAD_REQUEST) else {
         return;
     };
     let Some(at) = text.find(CODE) else { return };
@@ -172,17 +171,6 @@ fn policy_condition_refusal(resp: &mut HttpResponse) {
     );
     *resp.body_mut() = s3s::Body::from(text);
     *resp.status_mut() = hyper::StatusCode::FORBIDDEN;
-}
-
-/// The whole body of an answer with this status, as text (answers of
-/// s3s's XML are whole in memory); None for another status or a stream.
-pub(crate) fn body_text(resp: &HttpResponse, status: hyper::StatusCode) -> Option<String> {
-    if resp.status() != status {
-        return None;
-    }
-    resp.body()
-        .bytes()
-        .and_then(|b| String::from_utf8(b.to_vec()).ok())
 }
 
 /// Whether a request announces a body (a length above 0, or chunks).

@@ -28,6 +28,7 @@ mod convert;
 mod cors;
 mod error_header;
 mod gather;
+mod handle;
 mod keyring;
 mod mapped;
 mod metrics;
@@ -47,8 +48,9 @@ mod write_gate;
 
 pub use access_log::{AccessLog, Record};
 pub use auth::{AuthConfig, MappedUsers, ACCESS_KEY_ENV, SECRET_KEY_ENV};
+pub use handle::ServerHandle;
 pub use keyring::Keyring;
 pub use metrics::{Metrics, MetricsServer, Observation, Transport};
 pub use oidc::OidcConfig;
-pub use server::{HttpServer, ServerHandle};
+pub use server::HttpServer;
 pub use tls::TlsConfig;

@@ -310,7 +310,7 @@ impl MetricsServer {
     /// rare) until the handle stops it.
     pub fn spawn(self) -> io::Result<crate::ServerHandle> {
         let addr = self.listener.local_addr()?;
-        crate::server::ServerHandle::spawn(addr, "http", "s3hpc-metrics", move |stop| {
+        crate::handle::ServerHandle::spawn(addr, "http", "s3hpc-metrics", move |stop| {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;

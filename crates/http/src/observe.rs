@@ -110,13 +110,6 @@ pub(crate) fn note_access(cx: &mut S3AccessContext<'_>) {
     }
 }
 
-/// Notes the operation of a request s3s does not route (STS).
-pub(crate) fn note_operation(extensions: &hyper::http::Extensions, name: &str) {
-    if let Some(note) = RequestNote::of(extensions) {
-        let _ = note.operation.set(name.into());
-    }
-}
-
 /// Notes whom the request acts as once its key is mapped: a user's uid
 /// (the server's own uid, noted at the access check, stays for the
 /// administrator's keys).
@@ -156,6 +149,10 @@ impl hyper::service::Service<Request<Incoming>> for Observed {
             return Box::pin(async move { Ok(answer.await?.map(ObservedBody::unobserved)) });
         };
         let note = Arc::new(RequestNote::default());
+        // STS requests never reach s3s's access check, which notes the rest.
+        if crate::sts::asked(&req) {
+            let _ = note.operation.set("AssumeRoleWithWebIdentity".into());
+        }
         let (mut parts, body) = req.into_parts();
         let mut pending = Pending::start(watch.clone(), self, note.clone(), &parts);
         parts.extensions.insert(note.clone());
