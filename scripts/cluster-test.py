@@ -978,20 +978,17 @@ class Tests:
         try:
             if not self.only or "two-connections" in self.only:
                 self.t_two_connections()
-            if not self.only or "users" in self.only:
+            # The multi-user tests, each with servers of its own.
+            for name, transport, report, fn in (("users", "users", "users-cross-node", self.t_users),
+                                                ("keys", "http", "keys-cross-node", self.t_keys)):
+                if self.only and name not in self.only:
+                    continue
                 t1 = time.time()
                 try:
-                    self.t_users()
+                    fn()
                 except Exception as e:  # a broken test is a failed one
-                    self.report("users", "users-cross-node", {"exception": repr(e)[:200]}, 1)
-                log(f"  (users: {time.time() - t1:.1f}s)")
-            if not self.only or "keys" in self.only:
-                t1 = time.time()
-                try:
-                    self.t_keys()
-                except Exception as e:  # a broken test is a failed one
-                    self.report("http", "keys-cross-node", {"exception": repr(e)[:200]}, 1)
-                log(f"  (keys: {time.time() - t1:.1f}s)")
+                    self.report(transport, report, {"exception": repr(e)[:200]}, 1)
+                log(f"  ({name}: {time.time() - t1:.1f}s)")
             for kind in transports:
                 if self.only and not any(name in self.only for name, _ in tests + http_only):
                     continue

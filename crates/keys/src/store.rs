@@ -136,6 +136,18 @@ struct Loaded {
     flushed: AtomicU64,
 }
 
+impl Loaded {
+    fn info(&self, last_used: Option<u64>) -> KeyInfo {
+        KeyInfo {
+            access_key: self.entry.access_key.clone(),
+            uid: self.entry.uid,
+            created: self.entry.created,
+            expires: self.entry.expires,
+            last_used,
+        }
+    }
+}
+
 struct Scan {
     stamps: (i64, i64, i64, i64),
     full_at: std::time::Instant,
@@ -453,13 +465,7 @@ impl KeyStore {
             .keys
             .values()
             .filter(|l| uid.is_none_or(|u| l.entry.uid == u))
-            .map(|l| KeyInfo {
-                access_key: l.entry.access_key.clone(),
-                uid: l.entry.uid,
-                created: l.entry.created,
-                expires: l.entry.expires,
-                last_used: uses.get(&l.entry.access_key).copied(),
-            })
+            .map(|l| l.info(uses.get(&l.entry.access_key).copied()))
             .collect();
         out.sort_by(|a, b| (a.created, &a.access_key).cmp(&(b.created, &b.access_key)));
         out
@@ -484,33 +490,8 @@ impl KeyStore {
             .ok_or_else(|| {
                 format!("no key {access_key} of yours (uid {caller}) in the key store")
             })?;
-        let path = self.dir.join("keys").join(format!("{access_key}.json"));
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("removing {}: {e}", path.display())),
-        }
-        sync_dir(&self.dir.join("keys"));
-        for e in std::fs::read_dir(self.dir.join("used"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            if e.file_name()
-                .to_string_lossy()
-                .starts_with(&format!("{access_key}@"))
-            {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-        self.reload();
-        Ok(KeyInfo {
-            access_key: access_key.to_owned(),
-            uid: l.entry.uid,
-            created: l.entry.created,
-            expires: l.entry.expires,
-            last_used: None,
-        })
+        self.remove(&[access_key])?;
+        Ok(l.info(None))
     }
 
     /// Revokes every key of `uid` and voids its sessions issued so far
@@ -523,12 +504,41 @@ impl KeyStore {
             now.to_string().as_bytes(),
         )
         .map_err(|e| format!("writing revoked/{uid}: {e}"))?;
-        let mut removed = Vec::new();
-        for k in self.list(Some(uid)) {
-            removed.push(self.revoke(&k.access_key, uid, false)?);
+        self.reload();
+        let snap = self.snapshot.read().expect("not poisoned").clone();
+        let mine: Vec<&Arc<Loaded>> = snap.keys.values().filter(|l| l.entry.uid == uid).collect();
+        let names: Vec<&str> = mine.iter().map(|l| l.entry.access_key.as_str()).collect();
+        self.remove(&names)?;
+        Ok(mine.iter().map(|l| l.info(None)).collect())
+    }
+
+    /// Unlinks these keys' files and their last uses, then reloads.
+    fn remove(&self, access_keys: &[&str]) -> Result<(), String> {
+        let keys = self.dir.join("keys");
+        for ak in access_keys {
+            let path = keys.join(format!("{ak}.json"));
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("removing {}: {e}", path.display())),
+            }
+        }
+        sync_dir(&keys);
+        for e in std::fs::read_dir(self.dir.join("used"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name
+                .split_once('@')
+                .is_some_and(|(ak, _)| access_keys.contains(&ak))
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
         }
         self.reload();
-        Ok(removed)
+        Ok(())
     }
 
     /// Temporary credentials for `uid`, valid for `valid_for` (at most

@@ -33,8 +33,7 @@ check() { # NAME COMMAND... : passes when COMMAND exits 0
     local name=$1; shift
     if out=$("$@" 2>&1); then echo "PASS https $name"; else echo "FAIL https $name"; echo "$out" | tail -5; fi
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+. "$here/common.sh"
 start() { # DATA PORT ARGS... : a server in the background
     local data=$1 port=$2; shift 2
     "$bin" serve --http "127.0.0.1:$port" --data "$data" "$@" >>"$work/server.log" 2>&1 &

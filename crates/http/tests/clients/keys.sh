@@ -37,11 +37,8 @@ useradd -M -U -s /usr/sbin/nologin "$ua" && useradd -M -U -s /usr/sbin/nologin "
     exit 1
 }
 passed=0 failed=0
-pass() { echo "PASS keys $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL keys $1"; shift; [ $# -gt 0 ] && echo "$@" | tail -8 | sed 's/^/    /'; failed=$((failed + 1)); }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-as_user() { setpriv --reuid "$1" --regid "$1" --init-groups -- "${@:2}"; }
+suite=keys
+. "$(dirname "$0")/common.sh"
 
 data=$work/data store=$work/store
 mkdir "$data" && chmod 1777 "$data"
@@ -56,21 +53,6 @@ wait_port "$pa" || { cat "$work/a.log"; echo "real clients: 0 passed, 1 failed, 
     --access-log "$work/access-b.log" >>"$work/b.log" 2>&1 &
 pids+=($!)
 wait_port "$pb" || { cat "$work/b.log"; echo "real clients: 0 passed, 1 failed, 0 skipped"; exit 1; }
-
-# boto3 with whatever AWS_* the environment gives (and nothing else).
-py() { # ENDPOINT CODE
-    env -u AWS_PROFILE AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null \
-        "$python" -c "
-import boto3, botocore, sys
-s3 = boto3.client('s3', endpoint_url='http://127.0.0.1:$1', region_name='us-east-1',
-                  config=botocore.config.Config(retries={'max_attempts': 1}))
-def code(f):
-    try:
-        f(); return 'OK'
-    except botocore.exceptions.ClientError as e:
-        return e.response['Error']['Code']
-$2"
-}
 
 mode=$(stat -c %a "$store")
 [ "$mode" = 700 ] && pass "the key store is made private (0700)" || fail "the key store is made private" "mode $mode"

@@ -63,16 +63,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM INT
 passed=0 failed=0
-pass() { echo "PASS ldap $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL ldap $1"; shift; [ $# -gt 0 ] && echo "$@" | tail -8 | sed 's/^/    /'; failed=$((failed + 1)); }
+suite=ldap
+. "$(dirname "$0")/common.sh"
 give_up() { # WHAT DETAILS: a step the rest needs failed
     fail "$1" "$2"
     echo "real clients: $passed passed, $failed failed, 0 skipped"
     exit 1
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-as_user() { setpriv --reuid "$1" --regid "$1" --init-groups -- "${@:2}"; }
 elapsed() { python3 -c "print(round($(date +%s.%N) - $1, 1))"; }
 
 for id in $uid_a $uid_b; do
@@ -163,19 +160,6 @@ pids+=($!)
 wait_port "$port" || give_up "the server starts" "$(cat "$work/serve.log")"
 for _ in $(seq 50); do [ -S "$work/sock/s.sock" ] && break; sleep 0.1; done
 
-py() { # CODE
-    env -u AWS_PROFILE AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null \
-        "$python" -c "
-import boto3, botocore, sys
-s3 = boto3.client('s3', endpoint_url='http://127.0.0.1:$port', region_name='us-east-1',
-                  config=botocore.config.Config(retries={'max_attempts': 1}))
-def code(f):
-    try:
-        f(); return 'OK'
-    except botocore.exceptions.ClientError as e:
-        return e.response['Error']['Code']
-$1"
-}
 key_for() { # USER: prints the export lines of a new key of USER
     as_user "$1" "$bin" keys create --socket "$work/sock/s.sock" 2>"$work/create-$1.err"
 }
@@ -186,7 +170,7 @@ if out=$(key_for "$ua") && eval "$out" && [[ ${AWS_ACCESS_KEY_ID:-} == S3HK* ]];
 else
     give_up "an LDAP user makes a key over the socket" "$out $(cat "$work/create-$ua.err")"
 fi
-r=$(py "s3.create_bucket(Bucket='$bucket'); s3.put_object(Bucket='$bucket', Key='plan', Body=b'of the team'); print('put')" 2>&1)
+r=$(py "$port" "s3.create_bucket(Bucket='$bucket'); s3.put_object(Bucket='$bucket', Key='plan', Body=b'of the team'); print('put')" 2>&1)
 owner=$(stat -c %u:%g "$data/$bucket/plan" 2>/dev/null)
 [ "$r" = put ] && [ "$owner" = $uid_a:$uid_a ] && pass "what the LDAP user's key writes is the user's (uid $uid_a)" ||
     fail "what the LDAP user's key writes is the user's" "$r; owner: $owner"
@@ -196,10 +180,10 @@ unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
 chgrp $gid_team "$data/$bucket" "$data/$bucket/plan" && chmod 750 "$data/$bucket" && chmod 640 "$data/$bucket/plan"
 t_read=$(date +%s.%N) # the server reads B's groups now, and keeps them a minute
 if out=$(key_for "$ub") && eval "$out" && [[ ${AWS_ACCESS_KEY_ID:-} == S3HK* ]]; then
-    r=$(py "print(s3.get_object(Bucket='$bucket', Key='plan')['Body'].read().decode())" 2>&1)
+    r=$(py "$port" "print(s3.get_object(Bucket='$bucket', Key='plan')['Body'].read().decode())" 2>&1)
     [ "$r" = "of the team" ] && pass "another LDAP user reads it through an LDAP group (mode 640, bucket 750)" ||
         fail "another LDAP user reads it through an LDAP group" "$r"
-    r=$(py "print(code(lambda: s3.put_object(Bucket='$bucket', Key='b', Body=b'x')))" 2>&1)
+    r=$(py "$port" "print(code(lambda: s3.put_object(Bucket='$bucket', Key='b', Body=b'x')))" 2>&1)
     [ "$r" = AccessDenied ] && pass "the group's read-only bucket refuses its writes" ||
         fail "the group's read-only bucket refuses its writes" "$r"
 else
@@ -216,7 +200,7 @@ grep -q "($team)" <<<"$ids" && fail "NSS sees the LDAP change at once" "$ids" ||
     pass "NSS sees the LDAP change at once"
 refused=0
 while :; do
-    r=$(py "print(code(lambda: s3.get_object(Bucket='$bucket', Key='plan')))" 2>&1)
+    r=$(py "$port" "print(code(lambda: s3.get_object(Bucket='$bucket', Key='plan')))" 2>&1)
     [ "$r" = AccessDenied ] && { refused=1; break; }
     [ "$(python3 -c "print(int($(elapsed "$t0") < 90))")" = 1 ] || break
     sleep 2
@@ -227,7 +211,7 @@ if [ $refused = 1 ]; then
 else
     fail "a user removed from the LDAP group is refused within 90 s" "last answer: $r after ${took} s"
 fi
-r=$(py "print(code(lambda: s3.list_buckets()))" 2>&1)
+r=$(py "$port" "print(code(lambda: s3.list_buckets()))" 2>&1)
 [ "$r" = OK ] && pass "the user's key itself still works" || fail "the user's key itself still works" "$r"
 unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
 

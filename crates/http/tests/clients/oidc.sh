@@ -35,10 +35,8 @@ cleanup() {
 trap cleanup EXIT
 useradd -M -U -s /usr/sbin/nologin "$user" || { echo "real clients: 0 passed, 1 failed, 0 skipped"; exit 1; }
 passed=0 failed=0
-pass() { echo "PASS oidc $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL oidc $1"; shift; [ $# -gt 0 ] && echo "$@" | tail -8 | sed 's/^/    /'; failed=$((failed + 1)); }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+suite=oidc
+. "$here/common.sh"
 finish() { echo "real clients: $passed passed, $failed failed, 0 skipped"; exit 0; }
 
 # The provider: tokens for the test's user and for a name no one has, valid 12 s.
