@@ -3,10 +3,14 @@
 
 use s3hpc_client::EmbeddedClient;
 use s3hpc_conformance::{run_all, Fixture};
-use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
+use s3hpc_store::{Durability, EtagPolicy, Layout, Store, StoreConfig};
 use std::sync::Arc;
 
 fn embedded(etag: EtagPolicy) -> Fixture {
+    embedded_with(etag, Layout::Plain)
+}
+
+fn embedded_with(etag: EtagPolicy, layout: Layout) -> Fixture {
     // Under S3HPC_TEST_DIR if set, to run on another file system.
     let dir = match std::env::var_os("S3HPC_TEST_DIR").filter(|d| !d.is_empty()) {
         Some(d) => tempfile::tempdir_in(d),
@@ -18,6 +22,7 @@ fn embedded(etag: EtagPolicy) -> Fixture {
         durability: Durability::None,
     };
     let store = Store::open(dir.path().join("root"), config).unwrap();
+    store.set_default_layout(layout);
     Fixture::new(EmbeddedClient::new(Arc::new(store)), dir)
 }
 
@@ -29,4 +34,18 @@ fn embedded_md5() {
 #[test]
 fn embedded_fast() {
     run_all("fast", &|| embedded(EtagPolicy::Fast));
+}
+
+#[test]
+fn embedded_packed_md5() {
+    run_all("packed md5", &|| {
+        embedded_with(EtagPolicy::Md5, Layout::Packed)
+    });
+}
+
+#[test]
+fn embedded_packed_fast() {
+    run_all("packed fast", &|| {
+        embedded_with(EtagPolicy::Fast, Layout::Packed)
+    });
 }

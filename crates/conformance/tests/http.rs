@@ -6,7 +6,7 @@
 use s3hpc_client::{HttpClient, HttpClientConfig};
 use s3hpc_conformance::{run_all, Fixture};
 use s3hpc_http::{AuthConfig, HttpServer, TlsConfig};
-use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
+use s3hpc_store::{Durability, EtagPolicy, Layout, Store, StoreConfig};
 use std::sync::Arc;
 
 fn http(etag: EtagPolicy) -> Fixture {
@@ -14,6 +14,10 @@ fn http(etag: EtagPolicy) -> Fixture {
 }
 
 fn served(etag: EtagPolicy, tls: bool) -> Fixture {
+    served_layout(etag, tls, Layout::Plain)
+}
+
+fn served_layout(etag: EtagPolicy, tls: bool, layout: Layout) -> Fixture {
     let dir = match std::env::var_os("S3HPC_TEST_DIR").filter(|d| !d.is_empty()) {
         Some(d) => tempfile::tempdir_in(d),
         None => tempfile::tempdir(),
@@ -24,6 +28,7 @@ fn served(etag: EtagPolicy, tls: bool) -> Fixture {
         durability: Durability::None,
     };
     let store = Store::open(dir.path().join("root"), config).unwrap();
+    store.set_default_layout(layout);
     let auth = AuthConfig::single("conformance", "conformance-secret");
     let mut server =
         HttpServer::bind("127.0.0.1:0".parse().unwrap(), Arc::new(store), auth, &[]).unwrap();
@@ -55,6 +60,13 @@ fn http_md5() {
 #[test]
 fn http_fast() {
     run_all("fast", &|| http(EtagPolicy::Fast));
+}
+
+#[test]
+fn http_packed() {
+    run_all("packed", &|| {
+        served_layout(EtagPolicy::Md5, false, Layout::Packed)
+    });
 }
 
 #[test]

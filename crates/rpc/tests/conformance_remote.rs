@@ -5,7 +5,7 @@ mod common;
 
 use common::{Socket, TestGateway};
 use s3hpc_conformance::{run_all, Fixture};
-use s3hpc_store::EtagPolicy;
+use s3hpc_store::{EtagPolicy, Layout};
 
 fn remote(socket: Socket, etag: EtagPolicy) -> Fixture {
     let gw = TestGateway::start(socket, etag);
@@ -31,6 +31,14 @@ fn remote_tcp_md5() {
 fn remote_unix_epoll_workers() {
     run_all("unix-workers", &|| {
         let gw = TestGateway::start_with(Socket::Unix, EtagPolicy::Md5, 2);
+        Fixture::new(gw.client(), gw)
+    });
+}
+
+#[test]
+fn remote_unix_packed() {
+    run_all("unix-packed", &|| {
+        let gw = TestGateway::start_layout(Socket::Unix, EtagPolicy::Md5, 0, Layout::Packed);
         Fixture::new(gw.client(), gw)
     });
 }

@@ -10,7 +10,14 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 impl Store {
+    /// Creates a bucket with the default layout (see
+    /// [`Store::set_default_layout`]).
     pub fn create_bucket(&self, bucket: &str) -> Result<()> {
+        self.create_bucket_with(bucket, self.default_layout())
+    }
+
+    /// Makes the bucket's directory.
+    pub(crate) fn make_bucket(&self, bucket: &str) -> Result<()> {
         validate_bucket_name(bucket)?;
         match mkdirat(&self.root_fd, bucket, Mode::from_bits_truncate(0o777)) {
             Ok(()) => Ok(()),
@@ -72,6 +79,7 @@ impl Store {
             .map_err(|e| S3Error::from_io(&e, &what))?;
         clear_non_objects(&fd, false);
         self.dirs.forget_tree(bucket);
+        self.forget_layout(bucket);
         match unlinkat(&self.root_fd, bucket, AtFlags::REMOVEDIR) {
             Ok(()) => Ok(()),
             Err(Errno::NOTEMPTY | Errno::EXIST) => Err(s3err!(

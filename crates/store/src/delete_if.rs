@@ -38,6 +38,9 @@ impl Store {
         }
         validate_bucket_name(bucket)?;
         validate_key(key)?;
+        if let Some(done) = self.packed_delete(bucket, key, Some(cond)) {
+            return done;
+        }
         let rel = dir_rel(bucket, split_key(key).dir);
         let bucket_or_gone = || {
             if self.bucket_exists(bucket) {
@@ -133,7 +136,12 @@ impl Store {
 
 /// Whether every condition holds for `info`; PreconditionFailed naming the
 /// first that does not.
-fn check(bucket: &str, key: &str, cond: &DeleteCondition, info: &ObjectInfo) -> Result<()> {
+pub(crate) fn check(
+    bucket: &str,
+    key: &str,
+    cond: &DeleteCondition,
+    info: &ObjectInfo,
+) -> Result<()> {
     let failed = |what: String| {
         Err(s3err!(
             PreconditionFailed,

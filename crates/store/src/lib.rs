@@ -24,6 +24,7 @@ mod multipart;
 mod names;
 mod nested;
 mod object;
+mod packed;
 mod parts;
 mod perms;
 mod probe;
@@ -43,6 +44,7 @@ pub use identity::Identity;
 pub use meta::{validate_tag_set, validate_tags, MAX_TAGS};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
+pub use packed::{Layout, PACK_MAX};
 pub use parts::{ObjectPart, PartGet};
 pub use perms::{AclEntry, AclTag, PermissionChange, Permissions};
 pub use probe::{
@@ -71,6 +73,8 @@ pub struct Store {
     /// The strides of multipart uploads this process wrote parts of.
     strides: multipart::Strides,
     temps: temp::TempNames,
+    /// Which buckets are packed, as this process last looked.
+    layouts: packed::Layouts,
     /// Replace existing keys by rename-exchange (see `Store::install`).
     exchange_on_replace: std::sync::atomic::AtomicBool,
     /// Whether `renameat2(RENAME_NOREPLACE)` works (see `Store::create_from`).
@@ -127,6 +131,7 @@ impl Store {
             completions: Default::default(),
             strides: Default::default(),
             temps: temp::TempNames::new(),
+            layouts: Default::default(),
             exchange_on_replace: std::sync::atomic::AtomicBool::new(
                 fs_type == EXT4_SUPER_MAGIC && profile.rename_exchange,
             ),

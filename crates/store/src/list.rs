@@ -16,7 +16,7 @@ mod attrs;
 mod threads;
 mod window;
 
-pub(crate) use window::ListingCache;
+pub(crate) use window::{DirStamp, ListingCache};
 
 use crate::fscalls::{fstat, fstat_fresh, openat, read_dir, statat, unlinkat};
 use crate::meta::{self, StoredMeta};
@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
-use window::{read_window, Bound, DirStamp, Kind, StatAhead, Window};
+use window::{read_window, Bound, Kind, StatAhead, Window};
 
 const MAX_KEYS: usize = 1000;
 /// Threads looking up a page's files at once on a shared file system,
@@ -119,6 +119,15 @@ type Flow = std::ops::ControlFlow<()>;
 
 impl Store {
     pub fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+        validate_bucket_name(bucket)?;
+        if let Some(set) = self.packed(bucket) {
+            return self.packed_list(&set, bucket, req);
+        }
+        self.list_files(bucket, req)
+    }
+
+    /// ListObjects of the files under the bucket's directory.
+    pub(crate) fn list_files(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
         let _running = self.listings.enter();
         self.head_bucket(bucket)?;
         let delimiter = req.delimiter.as_deref().filter(|d| !d.is_empty());

@@ -463,6 +463,14 @@ impl Store {
             Some(adopted) => Source::Adopt(adopted),
             None => self.concatenation(bucket, upload_id, data)?,
         };
+        // In a packed bucket the condition is checked against the key's
+        // records too, under their lock.
+        let held = self.packed_condition(bucket, key, cond)?;
+        let cond = if held.is_some() {
+            &WriteCondition::Always
+        } else {
+            cond
+        };
         let (_, st) = self.write_object_stat(
             bucket,
             key,
@@ -471,6 +479,8 @@ impl Store {
             Default::default(),
             cond,
         )?;
+        self.note_plain(bucket, key)?;
+        drop(held);
         self.record_completion(bucket, key, upload_id, &stored);
         if !self.profile.xattrs {
             // The multipart ETag could not be stored: answer what HEAD sees.

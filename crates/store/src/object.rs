@@ -278,6 +278,9 @@ impl Store {
     /// [`Store::open_object`] for a key already checked, or one of the
     /// engine's own (multipart staging).
     pub(crate) fn open_unchecked(&self, bucket: &str, key: &str) -> Result<(ObjectInfo, File)> {
+        if let Some(packed) = self.packed_open(bucket, key) {
+            return packed;
+        }
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         let live = Cell::new(false);
@@ -424,6 +427,15 @@ impl Store {
     }
 
     pub(crate) fn head_unchecked(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
+        if let Some(packed) = self.packed_head(bucket, key) {
+            return packed;
+        }
+        self.head_file(bucket, key)
+    }
+
+    /// HEAD of the file at the key's path (what a packed bucket's key no
+    /// record names is).
+    pub(crate) fn head_file(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         let live = Cell::new(false);
@@ -486,6 +498,9 @@ impl Store {
     pub fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
+        if let Some(done) = self.packed_delete(bucket, key, None) {
+            return done;
+        }
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         let live = Cell::new(false);
@@ -681,7 +696,7 @@ impl Store {
             Some(c) if check.is_none() => check = Some(ChecksumRequest::new(c.algorithm)),
             _ => {}
         }
-        self.write_object_if(
+        self.write_user_object(
             dst_bucket,
             dst_key,
             Source::Files(vec![(file, 0, src.size)]),

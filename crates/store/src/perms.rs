@@ -187,6 +187,11 @@ impl Store {
         key: Option<&str>,
         change: &PermissionChange,
     ) -> Result<()> {
+        if let Some(key) = key {
+            validate_bucket_name(bucket)?;
+            validate_key(key)?;
+            self.unpack_for_acl(bucket, key)?;
+        }
         let (fd, what) = self.open_target(bucket, key)?;
         let st = crate::fscalls::fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
         let bucket_owner = match key {
@@ -232,6 +237,9 @@ impl Store {
             }
             Some(key) => {
                 validate_key(key)?;
+                if let Some(pack) = self.packed_target(bucket, key) {
+                    return Ok((pack?, format!("{bucket}/{key}")));
+                }
                 let (_, file) = self.open_unchecked(bucket, key)?;
                 Ok((OwnedFd::from(file), format!("{bucket}/{key}")))
             }

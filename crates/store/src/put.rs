@@ -166,6 +166,11 @@ impl Store {
                 ));
             }
         }
+        if let Some(set) = self.packed(bucket) {
+            let checks = Checks::of(opts);
+            let (source, cond) = (Source::Body(body), &opts.condition);
+            return self.packed_write(&set, bucket, key, source, stored, checks, cond);
+        }
         let empty = matches!(body, PutBody::Bytes(b) if b.is_empty())
             || matches!(body, PutBody::Stream { len: Some(0), .. });
         if empty
@@ -211,6 +216,23 @@ impl Store {
                 Ok(Some(EMPTY_MD5.to_string()))
             }
             (_, None) => Ok(None),
+        }
+    }
+
+    /// [`Store::write_object_if`] of a user's key: appended to a pack where
+    /// the bucket is packed.
+    pub(crate) fn write_user_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        source: Source<'_>,
+        stored: StoredMeta,
+        checks: Checks<'_>,
+        cond: &WriteCondition,
+    ) -> Result<String> {
+        match self.packed(bucket) {
+            Some(set) => self.packed_write(&set, bucket, key, source, stored, checks, cond),
+            None => self.write_object_if(bucket, key, source, stored, checks, cond),
         }
     }
 
@@ -452,11 +474,7 @@ impl Store {
         stored: &mut StoredMeta,
         checks: Checks<'_>,
     ) -> Result<()> {
-        let md5_etag = self.config.etag == EtagPolicy::Md5 && stored.etag.is_none();
-        let mut digests = Digests {
-            md5: (md5_etag || checks.md5.is_some()).then(Md5::new),
-            sum: checks.sum.map(|c| Hasher::new(c.algorithm)),
-        };
+        let mut digests = self.digests_for(stored, checks);
         let io_err = |e: io::Error| S3Error::from_io(&e, "writing object data");
         match source {
             Source::Body(PutBody::Bytes(b)) => {
@@ -473,28 +491,32 @@ impl Store {
             }
             Source::Adopt(_) => unreachable!("an adopted file is filled already"),
         }
-        if let Some(h) = digests.md5 {
-            let digest = h.finalize();
-            if checks.md5.is_some_and(|want| want[..] != digest[..]) {
-                return Err(s3err!(
-                    BadDigest,
-                    "The Content-MD5 you specified did not match what we received."
-                ));
-            }
-            if md5_etag {
-                stored.etag = Some(meta::md5_etag(&digest));
-            }
+        digests.settle(stored, checks)
+    }
+
+    /// The digests a write of `stored` computes: the MD5 under the md5
+    /// policy unless the caller already knows the ETag, and the checksum
+    /// asked for.
+    fn digests_for(&self, stored: &StoredMeta, checks: Checks<'_>) -> Digests {
+        let md5_etag = self.config.etag == EtagPolicy::Md5 && stored.etag.is_none();
+        Digests {
+            md5: (md5_etag || checks.md5.is_some()).then(Md5::new),
+            md5_etag,
+            sum: checks.sum.map(|c| Hasher::new(c.algorithm)),
         }
-        if let (Some(c), Some(h)) = (checks.sum, digests.sum) {
-            let value = h.finish_base64();
-            c.verify(&value)?;
-            stored.checksum = Some(ObjectChecksum {
-                algorithm: c.algorithm,
-                kind: ChecksumType::FullObject,
-                value,
-            });
-        }
-        Ok(())
+    }
+
+    /// [`Store::fill`]'s checks and digests over data in hand (a packed
+    /// bucket's record): the ETag and checksum land in `stored`.
+    pub(crate) fn digest_bytes(
+        &self,
+        data: &[u8],
+        stored: &mut StoredMeta,
+        checks: Checks<'_>,
+    ) -> Result<()> {
+        let mut digests = self.digests_for(stored, checks);
+        digests.update(data);
+        digests.settle(stored, checks)
     }
 
     /// Stores metadata, syncs if asked, and renames the temporary into place.
@@ -1035,12 +1057,41 @@ impl<'a> Checks<'a> {
 /// asks for neither an MD5 ETag nor a checksum.
 struct Digests {
     md5: Option<Md5>,
+    /// The MD5 becomes the ETag.
+    md5_etag: bool,
     sum: Option<Hasher>,
 }
 
 impl Digests {
     fn any(&self) -> bool {
         self.md5.is_some() || self.sum.is_some()
+    }
+
+    /// Compares what was computed with what the writer sent, before the
+    /// data can become the object, and stores the ETag and checksum.
+    fn settle(self, stored: &mut StoredMeta, checks: Checks<'_>) -> Result<()> {
+        if let Some(h) = self.md5 {
+            let digest = h.finalize();
+            if checks.md5.is_some_and(|want| want[..] != digest[..]) {
+                return Err(s3err!(
+                    BadDigest,
+                    "The Content-MD5 you specified did not match what we received."
+                ));
+            }
+            if self.md5_etag {
+                stored.etag = Some(meta::md5_etag(&digest));
+            }
+        }
+        if let (Some(c), Some(h)) = (checks.sum, self.sum) {
+            let value = h.finish_base64();
+            c.verify(&value)?;
+            stored.checksum = Some(ObjectChecksum {
+                algorithm: c.algorithm,
+                kind: ChecksumType::FullObject,
+                value,
+            });
+        }
+        Ok(())
     }
 
     fn update(&mut self, data: &[u8]) {
@@ -1090,7 +1141,7 @@ pub(crate) fn etag_matches(want: &str, etag: &str) -> bool {
             .any(|w| w.trim().trim_start_matches("W/").trim_matches('"') == etag.trim_matches('"'))
 }
 
-fn precondition_failed(
+pub(crate) fn precondition_failed(
     bucket: &str,
     key: &str,
     cond: &WriteCondition,
@@ -1247,6 +1298,7 @@ fn fill_buf(reader: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
 pub(crate) fn copy_range(src: &File, offset: u64, len: u64, dst: &OwnedFd) -> io::Result<()> {
     let mut none = Digests {
         md5: None,
+        md5_etag: false,
         sum: None,
     };
     copy_file(src, offset, len, dst, &mut none)

@@ -13,6 +13,11 @@ use std::os::fd::OwnedFd;
 impl Store {
     /// The object's tags (empty when it has none).
     pub fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<BTreeMap<String, String>> {
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        if let Some(tags) = self.packed_tags(bucket, key) {
+            return tags;
+        }
         let (fd, st) = self.open_for_tags(bucket, key)?;
         Ok(if meta::has_meta(&st) {
             read_meta(&fd, bucket, key)?.tags
@@ -30,6 +35,11 @@ impl Store {
         tags: &BTreeMap<String, String>,
     ) -> Result<()> {
         meta::validate_tags(tags)?;
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        if let Some(done) = self.packed_set_tags(bucket, key, tags) {
+            return done;
+        }
         let (fd, st) = self.open_for_tags(bucket, key)?;
         let mut stored = if meta::has_meta(&st) {
             read_meta(&fd, bucket, key)?

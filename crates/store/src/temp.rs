@@ -57,7 +57,7 @@ pub(crate) struct TempNames {
 
 /// This host's name as temporary names carry it: alphanumerics and `-`,
 /// at most 40 of them (a host name may hold dots, which separate fields).
-fn host_field() -> String {
+pub(crate) fn host_field() -> String {
     rustix::system::uname()
         .nodename()
         .to_string_lossy()

@@ -4,7 +4,7 @@
 
 use s3hpc_client::EmbeddedClient;
 use s3hpc_rpc::{Address, Gateway, GatewayOptions, RemoteClient};
-use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
+use s3hpc_store::{Durability, EtagPolicy, Layout, Store, StoreConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -28,6 +28,16 @@ impl TestGateway {
     /// With `workers` > 0, the gateway serves from that many epoll workers
     /// instead of a thread per connection.
     pub fn start_with(socket: Socket, etag: EtagPolicy, workers: usize) -> TestGateway {
+        Self::start_layout(socket, etag, workers, Layout::Plain)
+    }
+
+    /// With new buckets of `layout`.
+    pub fn start_layout(
+        socket: Socket,
+        etag: EtagPolicy,
+        workers: usize,
+        layout: Layout,
+    ) -> TestGateway {
         let dir = match std::env::var_os("S3HPC_TEST_DIR").filter(|d| !d.is_empty()) {
             Some(d) => tempfile::tempdir_in(d),
             None => tempfile::tempdir(),
@@ -38,7 +48,7 @@ impl TestGateway {
             Socket::Unix => Address::Unix(dir.path().join("gw.sock")),
             Socket::Tcp => Address::Tcp("127.0.0.1:0".into()),
         };
-        let gateway = start_gateway(&root, &addr, etag, workers);
+        let gateway = start_gateway(&root, &addr, etag, workers, layout);
         let address = gateway.addresses()[0].to_string();
         TestGateway {
             gateway: Some(gateway),
@@ -62,7 +72,13 @@ impl TestGateway {
     pub fn restart(&mut self) {
         self.stop();
         let addr: Address = self.address.parse().unwrap();
-        self.gateway = Some(start_gateway(&self.root, &addr, EtagPolicy::Md5, 0));
+        self.gateway = Some(start_gateway(
+            &self.root,
+            &addr,
+            EtagPolicy::Md5,
+            0,
+            Layout::Plain,
+        ));
     }
 }
 
@@ -71,12 +87,14 @@ fn start_gateway(
     addr: &Address,
     etag: EtagPolicy,
     workers: usize,
+    layout: Layout,
 ) -> Gateway {
     let config = StoreConfig {
         etag,
         durability: Durability::None,
     };
     let store = Store::open(root, config).unwrap();
+    store.set_default_layout(layout);
     let opts = GatewayOptions {
         log_errors: false,
         workers,

@@ -389,7 +389,7 @@ impl Keeper<'_> {
 
 /// What identifies a directory's content version.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) struct DirStamp {
+pub(crate) struct DirStamp {
     ino: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),

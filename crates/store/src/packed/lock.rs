@@ -1,0 +1,80 @@
+//! The lock conditional writes of one key take, in any process on any
+//! node: a byte of the bucket's lock file, by the key's hash.
+
+use super::*;
+
+/// A write lock on the lock file's byte `slot`, released on drop.
+pub(crate) struct SlotLock {
+    set: Arc<PackSet>,
+    slot: usize,
+}
+
+impl Drop for SlotLock {
+    fn drop(&mut self) {
+        if let Some(fd) = self.set.lock.get() {
+            let slot = self.slot as u64;
+            let _ = crate::probe::fcntl_lock(fd.as_fd(), libc::F_SETLK, libc::F_UNLCK, slot, 1);
+        }
+        let (busy, turn) = &self.set.stripes[self.slot];
+        *busy.lock().unwrap() = false;
+        turn.notify_one();
+    }
+}
+
+impl Store {
+    /// Takes the lock of `key`'s slot: conditional writers of one key, in
+    /// any process on any node, take turns.
+    pub(super) fn lock_key(&self, set: &Arc<PackSet>, key: &str) -> Result<SlotLock> {
+        let slot = (record::crc(key.as_bytes()) as usize) % set::LOCK_SLOTS;
+        {
+            let (busy, turn) = &set.stripes[slot];
+            let mut b = busy.lock().unwrap();
+            while *b {
+                b = turn.wait(b).unwrap();
+            }
+            *b = true;
+        }
+        // From here the drop releases the slot, whatever fails below.
+        let held = SlotLock {
+            set: set.clone(),
+            slot,
+        };
+        let fd = match set.lock.get() {
+            Some(fd) => fd,
+            None => {
+                let fd = openat(
+                    &set.dir,
+                    set::LOCK_FILE,
+                    OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(|e| io_err(e, &format!("{PACKS_DIR}/{}", set::LOCK_FILE)))?;
+                let _ = set.lock.set(fd);
+                set.lock.get().unwrap()
+            }
+        };
+        crate::probe::fcntl_lock(fd.as_fd(), libc::F_SETLKW, libc::F_WRLCK, slot as u64, 1)
+            .map_err(|e| io_err(e, "a packed bucket's lock"))?;
+        Ok(held)
+    }
+
+    /// For a write to `key` of a packed bucket that does not go through
+    /// [`Store::packed_write`] (a multipart completion): takes the key's
+    /// lock and checks `cond` against the key's state, records included.
+    /// The caller writes with no condition of its own while it holds the
+    /// lock. None where the bucket is plain or there is no condition.
+    pub(crate) fn packed_condition(
+        &self,
+        bucket: &str,
+        key: &str,
+        cond: &WriteCondition,
+    ) -> Result<Option<SlotLock>> {
+        let Some(set) = self.packed(bucket).filter(|_| !cond.is_always()) else {
+            return Ok(None);
+        };
+        let lock = self.lock_key(&set, key)?;
+        let prev = self.entry(&set, key)?;
+        self.check_write(&set, bucket, key, prev.as_ref(), cond)?;
+        Ok(Some(lock))
+    }
+}

@@ -1,0 +1,505 @@
+//! One packed bucket as one process sees it: the pack files in its
+//! `.s3hpc-packs` directory, the index built from their records, and this
+//! process's own packs (one per user it writes as).
+//!
+//! Every process appends only to packs it created, so a pack has one
+//! writer and needs no lock. A reader learns of other processes' records
+//! by reading each pack from where it last stopped (`refresh`): new packs
+//! are found by the directory's stamp, new records by a `pread` at each
+//! pack's end. The newest record of a key (its time stamp, then its pack
+//! and offset) is the key's state.
+
+use super::record::{self, Kind, Parsed};
+use crate::fscalls::{self, fstat, openat, read_dir};
+use crate::list::DirStamp;
+use crate::*;
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+use std::collections::{BTreeMap, HashMap};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Instant, SystemTime};
+
+/// The directory of a packed bucket's packs; its presence makes the
+/// bucket packed.
+pub(crate) const PACKS_DIR: &str = ".s3hpc-packs";
+/// The file conditional writes lock ranges of (one byte per slot).
+pub(crate) const LOCK_FILE: &str = "lock";
+const PACK_SUFFIX: &str = ".pack";
+/// What one scan `pread` asks for.
+const SCAN_CHUNK: usize = 64 << 10;
+/// Byte ranges of the lock file a key's conditional writes hash to.
+pub(crate) const LOCK_SLOTS: usize = 256;
+
+/// One pack file, open for reading.
+pub(crate) struct Pack {
+    pub name: String,
+    pub fd: OwnedFd,
+    /// Its owner: the uid its writer acted as.
+    pub owner: u32,
+    /// Orders records of equal time stamps from different packs.
+    pub tie: u64,
+}
+
+/// The state of a key: where its newest record is.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub kind: Kind,
+    pub pack: u32,
+    /// The record's offset in its pack.
+    pub at: u64,
+    pub header: record::Header,
+    /// The record's metadata (StoredMeta's encoding).
+    pub meta: Box<[u8]>,
+}
+
+impl Entry {
+    fn order(&self, packs: &[Arc<Pack>]) -> (u64, u64, u64) {
+        let tie = packs.get(self.pack as usize).map_or(0, |p| p.tie);
+        (self.header.stamp, tie, self.at)
+    }
+
+    pub fn last_modified(&self) -> SystemTime {
+        SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(self.header.stamp)
+    }
+}
+
+/// How far this process has read each pack, and the directory as last read.
+struct Scan {
+    /// Parallel to `PackSet::packs`: the offset the next record starts at.
+    scanned: Vec<u64>,
+    /// Damage seen (pack, offset), reported once.
+    damaged: Vec<(u32, u64)>,
+    /// Names this process has opened, and those it may not read (yet).
+    known: HashMap<String, ()>,
+    /// The directory's stamp when a read of it could be trusted.
+    dir: Option<DirStamp>,
+    /// When the last refresh that completed began.
+    last: Option<Instant>,
+}
+
+/// This process's pack for one user.
+pub(crate) struct Writer {
+    pub fd: OwnedFd,
+    pub pack: u32,
+    pub end: u64,
+}
+
+pub(crate) struct PackSet {
+    pub dir: OwnedFd,
+    pub packs: RwLock<Vec<Arc<Pack>>>,
+    pub index: RwLock<BTreeMap<String, Entry>>,
+    scan: Mutex<Scan>,
+    pub writers: Mutex<HashMap<u32, Arc<Mutex<Writer>>>>,
+    /// Packs this process writes (their records are indexed as written).
+    own: Mutex<Vec<u32>>,
+    shared: bool,
+    /// The bucket directory's owner, if the directory is sticky: then only
+    /// an object's writer, that owner or root may replace or delete it,
+    /// as the kernel allows in such a directory.
+    pub sticky_owner: Option<u32>,
+    /// The lock file, opened on the first conditional write.
+    pub lock: std::sync::OnceLock<OwnedFd>,
+    /// Keys' slots held by this process's threads (fcntl locks are the
+    /// process's, so its threads take turns here first).
+    pub stripes: Vec<(Mutex<bool>, std::sync::Condvar)>,
+    /// Its directory's inode: a bucket deleted and made again has another.
+    pub ino: u64,
+}
+
+fn io_err(e: Errno, what: &str) -> S3Error {
+    S3Error::from_io(&e.into(), what)
+}
+
+impl PackSet {
+    pub fn open(dir: OwnedFd, shared: bool, sticky_owner: Option<u32>, ino: u64) -> PackSet {
+        PackSet {
+            dir,
+            packs: RwLock::new(Vec::new()),
+            index: RwLock::new(BTreeMap::new()),
+            scan: Mutex::new(Scan {
+                scanned: Vec::new(),
+                damaged: Vec::new(),
+                known: HashMap::new(),
+                dir: None,
+                last: None,
+            }),
+            writers: Mutex::new(HashMap::new()),
+            own: Mutex::new(Vec::new()),
+            shared,
+            sticky_owner,
+            lock: std::sync::OnceLock::new(),
+            stripes: (0..LOCK_SLOTS)
+                .map(|_| (Mutex::new(false), std::sync::Condvar::new()))
+                .collect(),
+            ino,
+        }
+    }
+
+    /// Reads what other processes appended since this one last looked,
+    /// unless a refresh that began after `since` has completed (whose
+    /// view is as new as one this call would make).
+    pub fn refresh(&self, since: Instant) -> Result<()> {
+        let mut scan = self.scan.lock().unwrap();
+        if scan.last.is_some_and(|t| t >= since) {
+            return Ok(());
+        }
+        let began = Instant::now();
+        let read_at = SystemTime::now();
+        let st = fstat(&self.dir).map_err(|e| io_err(e, PACKS_DIR))?;
+        let stamp = DirStamp::of(&st);
+        if scan.dir != Some(stamp) {
+            self.discover(&mut scan)?;
+            scan.dir = stamp.settled(read_at, self.shared).then_some(stamp);
+        }
+        let packs = self.packs.read().unwrap().clone();
+        let own = self.own.lock().unwrap().clone();
+        let mut found = Vec::new();
+        for (i, pack) in packs.iter().enumerate() {
+            if own.contains(&(i as u32)) {
+                continue;
+            }
+            let from = scan.scanned[i];
+            let (to, damage) = scan_pack(pack, i as u32, from, &mut found)?;
+            scan.scanned[i] = to;
+            if let Some(at) = damage {
+                if !scan.damaged.contains(&(i as u32, at)) {
+                    scan.damaged.push((i as u32, at));
+                    eprintln!(
+                        "s3hpc: pack {} of a packed bucket is damaged at byte {at}: records \
+                         there cannot be read (`s3hpc pack check` reports them)",
+                        pack.name
+                    );
+                }
+            }
+        }
+        if !found.is_empty() {
+            let mut index = self.index.write().unwrap();
+            for (key, e) in found {
+                insert_newer(&mut index, key, e, &packs);
+            }
+        }
+        scan.last = Some(began);
+        Ok(())
+    }
+
+    /// Opens the packs the directory holds that this process has not.
+    fn discover(&self, scan: &mut Scan) -> Result<()> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let d = openat(&self.dir, ".", flags, Mode::empty()).map_err(|e| io_err(e, PACKS_DIR))?;
+        let entries = read_dir(&d).map_err(|e| io_err(e, PACKS_DIR))?;
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().ok().map(str::to_string))
+            .filter(|n| n.ends_with(PACK_SUFFIX) && !scan.known.contains_key(n))
+            .collect();
+        names.sort();
+        for name in names {
+            let fd = match openat(
+                &self.dir,
+                name.as_str(),
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => fd,
+                // Another user's pack this identity may not read: tried
+                // again by the next refresh (perhaps as someone who may).
+                Err(Errno::ACCESS | Errno::PERM) => continue,
+                // Removed by a compaction since the read of the directory.
+                Err(Errno::NOENT) => continue,
+                Err(e) => return Err(io_err(e, &name)),
+            };
+            let owner = fstat(&fd).map(|s| s.st_uid).unwrap_or(u32::MAX);
+            self.add_pack(scan, name, fd, owner);
+        }
+        Ok(())
+    }
+
+    fn add_pack(&self, scan: &mut Scan, name: String, fd: OwnedFd, owner: u32) -> u32 {
+        let tie = crate::meta::mix(record::crc(name.as_bytes()) as u64);
+        let mut packs = self.packs.write().unwrap();
+        packs.push(Arc::new(Pack {
+            name: name.clone(),
+            fd,
+            owner,
+            tie,
+        }));
+        scan.scanned.push(0);
+        scan.known.insert(name, ());
+        (packs.len() - 1) as u32
+    }
+
+    /// This process's pack for the uid the thread acts as, created on the
+    /// first write.
+    /// `made` runs on the packs' directory after a new pack is created
+    /// (to make its entry durable).
+    pub fn writer(
+        &self,
+        uid: u32,
+        host: &str,
+        made: impl FnOnce(&OwnedFd),
+    ) -> Result<Arc<Mutex<Writer>>> {
+        let mut writers = self.writers.lock().unwrap();
+        if let Some(w) = writers.get(&uid) {
+            return Ok(w.clone());
+        }
+        let name = format!(
+            "{host}.{}.{uid}.{:08x}{PACK_SUFFIX}",
+            std::process::id(),
+            crate::meta::mix(
+                SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64)
+            ) as u32
+        );
+        let fd = openat(
+            &self.dir,
+            name.as_str(),
+            OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_bits_truncate(0o666),
+        )
+        .map_err(|e| io_err(e, &format!("a new pack in {PACKS_DIR}")))?;
+        made(&self.dir);
+        let read = openat(
+            &self.dir,
+            name.as_str(),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io_err(e, &name))?;
+        let pack = {
+            let mut scan = self.scan.lock().unwrap();
+            self.add_pack(&mut scan, name, read, uid)
+        };
+        self.own.lock().unwrap().push(pack);
+        let w = Arc::new(Mutex::new(Writer { fd, pack, end: 0 }));
+        writers.insert(uid, w.clone());
+        Ok(w)
+    }
+
+    /// Records what this process appended.
+    pub fn indexed(&self, key: &str, e: Entry) {
+        let packs = self.packs.read().unwrap();
+        insert_newer(&mut self.index.write().unwrap(), key.to_string(), e, &packs);
+    }
+
+    pub fn pack(&self, i: u32) -> Option<Arc<Pack>> {
+        self.packs.read().unwrap().get(i as usize).cloned()
+    }
+
+    /// The damage refreshes found: (pack name, offset).
+    pub fn damage(&self) -> Vec<(String, u64)> {
+        let scan = self.scan.lock().unwrap();
+        let packs = self.packs.read().unwrap();
+        scan.damaged
+            .iter()
+            .map(|(p, at)| (packs[*p as usize].name.clone(), *at))
+            .collect()
+    }
+}
+
+fn insert_newer(index: &mut BTreeMap<String, Entry>, key: String, e: Entry, packs: &[Arc<Pack>]) {
+    match index.get_mut(&key) {
+        Some(old) if old.order(packs) >= e.order(packs) => {}
+        Some(old) => *old = e,
+        None => {
+            index.insert(key, e);
+        }
+    }
+}
+
+/// Reads the records of `pack` from `from` on into `found`. Returns where
+/// the next record will start, and damage found on the way. A record not
+/// yet whole (being written, or left half done by a killed writer) ends
+/// the scan at its start, to be read again; damage followed by a good
+/// record is skipped, damage at the end is not (it may be a record whose
+/// bytes have not all arrived).
+fn scan_pack(
+    pack: &Pack,
+    id: u32,
+    from: u64,
+    found: &mut Vec<(String, Entry)>,
+) -> Result<(u64, Option<u64>)> {
+    let mut at = from;
+    let mut buf = vec![0u8; SCAN_CHUNK];
+    let mut damage = None;
+    loop {
+        let n = pread_full(&pack.fd, &mut buf, at).map_err(|e| io_err(e, &pack.name))?;
+        if n == 0 {
+            return Ok((at, damage));
+        }
+        let got = &buf[..n];
+        let mut pos = 0;
+        while pos < got.len() {
+            match record::parse(&got[pos..]) {
+                Parsed::Record { header, key, meta } => {
+                    let end = at + pos as u64 + header.len();
+                    if end > at + got.len() as u64 && !has_byte(pack, end - 1)? {
+                        return Ok((at + pos as u64, damage));
+                    }
+                    found.push((
+                        key.to_string(),
+                        Entry {
+                            kind: header.kind,
+                            pack: id,
+                            at: at + pos as u64,
+                            meta: meta.into(),
+                            header: header.clone(),
+                        },
+                    ));
+                    // May pass the buffer's end: the next read starts there.
+                    pos += header.len() as usize;
+                }
+                Parsed::Short { need } => {
+                    if n < buf.len() {
+                        // The file ends inside this record.
+                        return Ok((at + pos as u64, damage));
+                    }
+                    if pos == 0 {
+                        buf.resize(need.max(buf.len() * 2), 0);
+                    }
+                    break;
+                }
+                Parsed::Damaged => match record::resync(&got[pos..]) {
+                    Some(skip) => {
+                        damage.get_or_insert(at + pos as u64);
+                        pos += skip;
+                    }
+                    // Not reported: it may be a record still arriving.
+                    None => return Ok((at + pos as u64, damage)),
+                },
+            }
+        }
+        at += pos as u64;
+    }
+}
+
+/// Whether the file has a byte at `at` (a record's last, to tell a whole
+/// record from one still being written).
+fn has_byte(pack: &Pack, at: u64) -> Result<bool> {
+    let mut b = [0u8; 1];
+    let n = pread_full(&pack.fd, &mut b, at).map_err(|e| io_err(e, &pack.name))?;
+    Ok(n == 1)
+}
+
+/// `pread` until `buf` is full or the file ends.
+pub(crate) fn pread_full(fd: impl AsFd, buf: &mut [u8], at: u64) -> rustix::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match fscalls::count(
+            fscalls::Kind::Read,
+            rustix::io::pread(fd.as_fd(), &mut buf[n..], at + n as u64),
+        ) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set() -> (tempfile::TempDir, PackSet) {
+        let d = tempfile::tempdir().unwrap();
+        let fd =
+            rustix::fs::open(d.path(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+        (d, PackSet::open(fd, false, None, 0))
+    }
+
+    fn write(d: &std::path::Path, name: &str, bytes: &[u8]) {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(d.join(name))
+            .unwrap()
+            .write_all(bytes)
+            .unwrap();
+    }
+
+    fn keys(s: &PackSet) -> Vec<(String, Kind)> {
+        let idx = s.index.read().unwrap();
+        idx.iter().map(|(k, e)| (k.clone(), e.kind)).collect()
+    }
+
+    #[test]
+    fn a_pack_truncated_anywhere_indexes_exactly_its_whole_records() {
+        let a = record::encode(Kind::Object, "a", b"", b"aaaa", 1, 0);
+        let b = record::encode(Kind::Object, "b", b"m", b"bbbbbbbb", 2, 0);
+        let whole = [a.clone(), b.clone()].concat();
+        for cut in 0..=whole.len() {
+            let (d, s) = set();
+            write(d.path(), "w.pack", &whole[..cut]);
+            s.refresh(Instant::now()).unwrap();
+            let want = if cut == whole.len() {
+                2
+            } else if cut >= a.len() {
+                1
+            } else {
+                0
+            };
+            assert_eq!(keys(&s).len(), want, "cut at {cut}");
+            // The rest arriving later is read from where the scan stopped.
+            write(d.path(), "w.pack", &whole[cut..]);
+            s.refresh(Instant::now()).unwrap();
+            assert_eq!(keys(&s).len(), 2, "cut at {cut}, then the rest");
+            assert!(s.damage().is_empty(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn the_newest_record_of_a_key_wins_across_packs() {
+        let (d, s) = set();
+        write(
+            d.path(),
+            "x.pack",
+            &record::encode(Kind::Object, "k", b"", b"old", 5, 0),
+        );
+        write(
+            d.path(),
+            "y.pack",
+            &record::encode(Kind::Tombstone, "k", b"", b"", 9, 0),
+        );
+        write(
+            d.path(),
+            "x.pack",
+            &record::encode(Kind::Object, "k", b"", b"mid", 7, 0),
+        );
+        s.refresh(Instant::now()).unwrap();
+        assert_eq!(keys(&s), vec![("k".to_string(), Kind::Tombstone)]);
+    }
+
+    #[test]
+    fn damage_is_skipped_to_the_next_good_record_and_reported() {
+        let (d, s) = set();
+        let mut bytes = record::encode(Kind::Object, "a", b"", b"data", 1, 0);
+        bytes[40] ^= 0xff; // the key: the header's checksum fails
+        bytes.extend(record::encode(Kind::Object, "b", b"", b"data", 2, 0));
+        write(d.path(), "w.pack", &bytes);
+        s.refresh(Instant::now()).unwrap();
+        assert_eq!(keys(&s), vec![("b".to_string(), Kind::Object)]);
+        assert_eq!(s.damage(), vec![("w.pack".to_string(), 0)]);
+    }
+
+    #[test]
+    fn records_larger_than_a_scan_chunk_are_indexed() {
+        let (d, s) = set();
+        let big = vec![7u8; SCAN_CHUNK * 2 + 5];
+        let mut bytes = record::encode(Kind::Object, "big", b"", &big, 1, 0);
+        bytes.extend(record::encode(
+            Kind::Object,
+            "small",
+            &[1u8; 100],
+            b"x",
+            2,
+            0,
+        ));
+        write(d.path(), "w.pack", &bytes);
+        s.refresh(Instant::now()).unwrap();
+        assert_eq!(keys(&s).len(), 2);
+    }
+}
