@@ -8,7 +8,7 @@ use anyhow::Context;
 use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
 use s3hpc_http::{AuthConfig, HttpServer, ServerHandle, TlsConfig};
 use s3hpc_rpc::{Address, Gateway, GatewayOptions, RemoteClient};
-use s3hpc_store::{Durability, EtagPolicy, Store, StoreConfig};
+use s3hpc_store::{Durability, EtagPolicy, Layout, Store, StoreConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -40,6 +40,9 @@ pub enum Backend {
 pub struct BackendConfig {
     pub etag: EtagPolicy,
     pub durability: Durability,
+    /// The layout of the buckets S3 backends make (the engine's; POSIX
+    /// is unaffected).
+    pub layout: Layout,
     pub s3_mode: S3Mode,
     /// The gateway of the `remote` backend; `None` starts one. `{host}`
     /// stands for this host's name (`per_host`): one gateway per node.
@@ -115,6 +118,7 @@ impl Default for BackendConfig {
             // No hashing by default: IOR writes no checksums either.
             etag: EtagPolicy::Fast,
             durability: Durability::None,
+            layout: Layout::Plain,
             s3_mode: S3Mode::SingleBucket,
             remote: None,
             http_endpoint: None,
@@ -362,10 +366,11 @@ fn libs3_client(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Libs3Client> 
             let dir = std::fs::canonicalize(dir)
                 .with_context(|| format!("resolving {}", dir.display()))?;
             format!(
-                "file://{}?etag={}&durability={}",
+                "file://{}?etag={}&durability={}&layout={}",
                 dir.display(),
                 cfg.etag.as_str(),
-                cfg.durability.as_str()
+                cfg.durability.as_str(),
+                cfg.layout.as_str()
             )
         }
     };
@@ -396,6 +401,7 @@ fn open_store(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Arc<Store>> {
     };
     let store = Store::open(dir, config)
         .with_context(|| format!("opening the engine on {}", dir.display()))?;
+    store.set_default_layout(cfg.layout);
     Ok(Arc::new(store))
 }
 

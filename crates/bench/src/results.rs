@@ -26,6 +26,9 @@ pub struct RunInfo {
     pub free_bytes: Option<u64>,
     pub etag: &'static str,
     pub durability: &'static str,
+    /// The S3 backends' bucket layout (written only when packed).
+    #[serde(skip_serializing_if = "is_plain")]
+    pub layout: &'static str,
     pub s3_mode: &'static str,
     pub caps: Caps,
     pub caps_lowered: bool,
@@ -69,4 +72,8 @@ pub fn rfc3339(secs: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+fn is_plain(layout: &&'static str) -> bool {
+    *layout == "plain"
 }

@@ -193,6 +193,7 @@ fn run_in(opts: &SuiteOptions, run_dir: &Path, out: &mut dyn Write) -> anyhow::R
         free_bytes: free,
         etag: opts.config.etag.as_str(),
         durability: opts.config.durability.as_str(),
+        layout: opts.config.layout.as_str(),
         s3_mode: opts.config.s3_mode.as_str(),
         caps,
         caps_lowered: lowered,

@@ -16,7 +16,7 @@ use s3hpc_bench::objbench::visibility::{Visibility, VisibilityParams};
 use s3hpc_bench::stop::Stop;
 use s3hpc_bench::warp::schedule::Distribution;
 use s3hpc_bench::warp::{Warp, WarpMode, WarpParams};
-use s3hpc_store::{Durability, EtagPolicy};
+use s3hpc_store::{Durability, EtagPolicy, Layout};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -161,6 +161,9 @@ pub struct CommonArgs {
     /// none trusts the page cache; fsync makes every write durable.
     #[arg(long, default_value = "none")]
     durability: Durability,
+    /// The layout of the S3 backends' buckets: plain or packed.
+    #[arg(long, default_value = "plain")]
+    layout: Layout,
     /// Keep the run directory and its data.
     #[arg(long)]
     keep: bool,
@@ -187,6 +190,7 @@ impl CommonArgs {
         o.config = BackendConfig {
             etag: self.etag,
             durability: self.durability,
+            layout: self.layout,
             remote: self.remote.clone(),
             http_endpoint: self.http.endpoint()?,
             libs3: self.http.libs3(),

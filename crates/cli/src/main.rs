@@ -15,7 +15,7 @@ use s3hpc_bench::io500::CapOverrides;
 use s3hpc_bench::stop::{signal_name, Interrupted, Stop};
 use s3hpc_bench::storage::S3Mode;
 use s3hpc_bench::suite::{self, SuiteOptions};
-use s3hpc_store::{Durability, EtagPolicy};
+use s3hpc_store::{Durability, EtagPolicy, Layout};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -175,6 +175,10 @@ struct Io500Args {
     /// How S3 backends map files: single-bucket or bucket-per-file.
     #[arg(long, default_value = "single-bucket")]
     s3_mode: S3Mode,
+    /// The layout of the S3 backends' buckets: plain (a file per object)
+    /// or packed (small objects appended to pack files).
+    #[arg(long, default_value = "plain")]
+    layout: Layout,
     /// ior-easy bytes per rank at most (suffixes k, m, g, t). Default 8g.
     /// Caps not given shrink to fit the free space and inodes of --dir (and
     /// free RAM on tmpfs); caps given by hand are kept as given.
@@ -348,6 +352,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
     o.config = BackendConfig {
         etag: a.etag,
         durability: a.durability,
+        layout: a.layout,
         s3_mode: a.s3_mode,
         remote: a.remote,
         http_endpoint,

@@ -11,7 +11,7 @@ use s3hpc_http::{
 use s3hpc_rpc::server::{Observer, Served};
 use s3hpc_rpc::{Address, ClientFor, Gateway, GatewayOptions, Peer};
 use s3hpc_store::{
-    identity, Durability, EtagPolicy, Identity, Store, StoreConfig, SweepPace, STALE_AGE,
+    identity, Durability, EtagPolicy, Identity, Layout, Store, StoreConfig, SweepPace, STALE_AGE,
 };
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -100,6 +100,11 @@ pub struct ServeArgs {
     /// trusts the page cache.
     #[arg(long, default_value = "fsync")]
     durability: Durability,
+    /// The layout of buckets made through this server: plain (a file per
+    /// object) or packed (small objects appended to pack files; see `s3hpc
+    /// bucket`).
+    #[arg(long, default_value = "plain")]
+    layout: Layout,
     /// Connections beyond this many are refused.
     #[arg(long, default_value_t = 4096)]
     max_connections: usize,
@@ -272,6 +277,7 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     };
     let store = Store::open(&a.data, config)
         .with_context(|| format!("opening the data directory {}", a.data.display()))?;
+    store.set_default_layout(a.layout);
     let store = Arc::new(store);
     let access_log = a
         .access_log

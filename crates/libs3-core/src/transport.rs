@@ -5,7 +5,7 @@
 use super::Failure;
 use s3hpc_client::{EmbeddedClient, HttpClient, HttpClientConfig, S3Client};
 use s3hpc_rpc::RemoteClient;
-use s3hpc_store::{Store, StoreConfig};
+use s3hpc_store::{Layout, Store, StoreConfig};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -202,10 +202,11 @@ fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
                 "{host:?}: a file host needs an absolute path, as in file:///data/s3"
             )));
         }
-        let config =
+        let (config, layout) =
             store_config(options).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
         let store =
             Store::open(path, config).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
+        store.set_default_layout(layout);
         return Ok(Arc::new(EmbeddedClient::new(Arc::new(store))));
     }
     if host.starts_with("unix:") || host.starts_with("s3hpc://") || host.starts_with("tcp:") {
@@ -240,22 +241,26 @@ fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
 }
 
 /// The engine settings of a `file://` host's query (`etag=md5|fast`,
-/// `durability=none|fsync`, joined by `&`); unset ones keep the engine's
-/// defaults (MD5 ETags, no fsync).
-fn store_config(options: &str) -> Result<StoreConfig, String> {
+/// `durability=none|fsync`, `layout=plain|packed` for new buckets, joined
+/// by `&`); unset ones keep the engine's defaults (MD5 ETags, no fsync,
+/// plain buckets).
+fn store_config(options: &str) -> Result<(StoreConfig, Layout), String> {
     let mut config = StoreConfig::default();
+    let mut layout = Layout::Plain;
     for pair in options.split('&').filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
             Some(("etag", v)) => config.etag = v.parse()?,
             Some(("durability", v)) => config.durability = v.parse()?,
+            Some(("layout", v)) => layout = v.parse()?,
             _ => {
                 return Err(format!(
-                    "unknown option {pair:?}: use etag=md5|fast, durability=none|fsync"
+                    "unknown option {pair:?}: use etag=md5|fast, durability=none|fsync, \
+                     layout=plain|packed"
                 ))
             }
         }
     }
-    Ok(config)
+    Ok((config, layout))
 }
 
 #[cfg(test)]

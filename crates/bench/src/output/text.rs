@@ -384,6 +384,7 @@ mod tests {
             free_bytes: None,
             etag: "fast",
             durability: "none",
+            layout: "plain",
             s3_mode: "single-bucket",
             caps: crate::io500::Caps::default(),
             caps_lowered: false,
