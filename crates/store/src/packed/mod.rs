@@ -237,6 +237,12 @@ impl Store {
         Ok(())
     }
 
+    /// The newest record of `key` this process knows, without reading
+    /// what others appended since it last looked.
+    pub(super) fn known(&self, set: &PackSet, key: &str) -> Option<Entry> {
+        set.index.read().unwrap().get(key).cloned()
+    }
+
     /// What the newest record of `key` says, after reading what others
     /// appended.
     pub(super) fn entry(&self, set: &PackSet, key: &str) -> Result<Option<Entry>> {

@@ -37,7 +37,14 @@ impl Store {
             true => None,
             false => Some(self.lock_key(set, key)?),
         };
-        let prev = self.entry(set, key)?;
+        // Only a condition or a sticky bucket needs the key's state as the
+        // packs hold it now; a plain PUT orders itself after what this
+        // process knows (and, by the clock, after every write that ended
+        // before it began), without a look at other writers' packs.
+        let prev = match cond.is_always() && set.sticky_owner.is_none() {
+            true => self.known(set, key),
+            false => self.entry(set, key)?,
+        };
         if !cond.is_always() {
             self.check_write(set, bucket, key, prev.as_ref(), cond)?;
         }
@@ -129,9 +136,10 @@ impl Store {
         let mut w = writer.lock().unwrap();
         let at = w.end;
         let what = || format!("{key} (appending to a pack)");
-        if let Err(e) = pwrite_all(&w.fd, &bytes, at) {
+        let fd = w.fd(&set.dir)?;
+        if let Err(e) = pwrite_all(fd, &bytes, at) {
             // Nothing half written stays: the next record starts here.
-            let _ = rustix::fs::ftruncate(&w.fd, at);
+            let _ = rustix::fs::ftruncate(fd, at);
             return Err(match e {
                 Errno::NOSPC | Errno::DQUOT => s3err!(
                     InsufficientStorage,
@@ -141,7 +149,7 @@ impl Store {
                 e => io_err(e, &what()),
             });
         }
-        self.sync_data(&w.fd).map_err(|e| io_err(e, &what()))?;
+        self.sync_data(fd).map_err(|e| io_err(e, &what()))?;
         w.end += bytes.len() as u64;
         let record::Parsed::Record { header, .. } = record::parse(&bytes) else {
             unreachable!("a record just encoded parses")
@@ -239,8 +247,7 @@ impl Store {
         });
     }
 
-    /// DeleteObject in a packed bucket: Some(answer) where a record
-    /// decides, None where the plain path should delete the file.
+    /// DeleteObject in a packed bucket (None where the bucket is plain).
     pub(crate) fn packed_delete(
         &self,
         bucket: &str,
@@ -253,21 +260,27 @@ impl Store {
                 Some(_) => Some(self.lock_key(&set, key)?),
                 None => None,
             };
-            let Some(prev) = self.entry(&set, key)? else {
-                return Ok(None);
+            // As for a PUT: a tombstone newer than every record this
+            // process knows hides the rest too.
+            let look = cond.is_some() || set.sticky_owner.is_some();
+            let prev = match look {
+                true => self.entry(&set, key)?,
+                false => self.known(&set, key),
             };
-            if prev.kind == Kind::Tombstone {
+            if look && prev.as_ref().is_some_and(|e| e.kind == Kind::Tombstone) {
                 return Ok(Some(()));
             }
             if let Some(c) = cond {
-                if let Some(info) = self.current(&set, bucket, key, Some(&prev))? {
+                if let Some(info) = self.current(&set, bucket, key, prev.as_ref())? {
                     crate::delete_if::check(bucket, key, c, &info)?;
                 }
             }
-            self.may_replace(&set, bucket, key, Some(&prev))?;
-            let stamp = stamp_after(Some(prev.header.stamp));
+            self.may_replace(&set, bucket, key, prev.as_ref())?;
+            let stamp = stamp_after(prev.as_ref().map(|e| e.header.stamp));
             self.append(&set, Kind::Tombstone, key, &[], &[], stamp)?;
-            if prev.kind == Kind::Plain {
+            // A file at the key's path (a large object, or one from before
+            // the bucket was packed) goes too.
+            if prev.as_ref().is_none_or(|e| e.kind == Kind::Plain) {
                 self.unlink_plain(bucket, key);
             }
             Ok(Some(()))
