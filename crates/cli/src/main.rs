@@ -3,6 +3,7 @@
 
 mod agent;
 mod breadth;
+mod bucket;
 mod explain;
 mod keys;
 mod man;
@@ -92,6 +93,13 @@ enum Command {
     Keys {
         #[command(subcommand)]
         command: keys::KeysCommand,
+    },
+    /// Buckets on a data directory and their layouts: create (plain or
+    /// packed), list, pack, unpack a packed bucket's objects into files,
+    /// check its packs.
+    Bucket {
+        #[command(subcommand)]
+        command: bucket::BucketCommand,
     },
     /// Temporary credentials for a job (AWS_ACCESS_KEY_ID,
     /// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) from the node's gateway:
@@ -516,6 +524,11 @@ fn main() {
         Command::Man(a) => man::run(a, Cli::command()),
         Command::Keys { command } => keys::keys(command),
         Command::Creds(a) => keys::creds(a),
+        Command::Bucket { command } => bucket::run(command).map(|code| {
+            if code != 0 {
+                std::process::exit(code);
+            }
+        }),
         Command::Probe(a) => probe::run(a, &mut std::io::stdout().lock()),
         Command::Report(a) => {
             s3hpc_report::run(&a.results, &a.output, &mut std::io::stdout().lock()).map(|_| ())

@@ -7,6 +7,23 @@ use super::*;
 pub(crate) struct SlotLock {
     set: Arc<PackSet>,
     slot: usize,
+    stripe: usize,
+}
+
+/// fcntl locks belong to the process, so its threads (and its engines: a
+/// process may open several over one tree) take turns at a stripe first;
+/// a stripe is a function of the bucket and the lock's byte, so two
+/// threads wanting one byte always meet at one stripe.
+const STRIPES: usize = 1024;
+
+fn stripes() -> &'static [(std::sync::Mutex<bool>, std::sync::Condvar)] {
+    static S: std::sync::OnceLock<Vec<(std::sync::Mutex<bool>, std::sync::Condvar)>> =
+        std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        (0..STRIPES)
+            .map(|_| (std::sync::Mutex::new(false), std::sync::Condvar::new()))
+            .collect()
+    })
 }
 
 impl Drop for SlotLock {
@@ -15,7 +32,7 @@ impl Drop for SlotLock {
             let slot = self.slot as u64;
             let _ = crate::probe::fcntl_lock(fd.as_fd(), libc::F_SETLK, libc::F_UNLCK, slot, 1);
         }
-        let (busy, turn) = &self.set.stripes[self.slot];
+        let (busy, turn) = &stripes()[self.stripe];
         *busy.lock().unwrap() = false;
         turn.notify_one();
     }
@@ -26,8 +43,9 @@ impl Store {
     /// any process on any node, take turns.
     pub(super) fn lock_key(&self, set: &Arc<PackSet>, key: &str) -> Result<SlotLock> {
         let slot = (record::crc(key.as_bytes()) as usize) % set::LOCK_SLOTS;
+        let stripe = (meta::mix(set.ino ^ slot as u64) as usize) % STRIPES;
         {
-            let (busy, turn) = &set.stripes[slot];
+            let (busy, turn) = &stripes()[stripe];
             let mut b = busy.lock().unwrap();
             while *b {
                 b = turn.wait(b).unwrap();
@@ -38,6 +56,7 @@ impl Store {
         let held = SlotLock {
             set: set.clone(),
             slot,
+            stripe,
         };
         let fd = match set.lock.get() {
             Some(fd) => fd,

@@ -154,9 +154,6 @@ pub(crate) struct PackSet {
     pub sticky_owner: Option<u32>,
     /// The lock file, opened on the first conditional write.
     pub lock: std::sync::OnceLock<OwnedFd>,
-    /// Keys' slots held by this process's threads (fcntl locks are the
-    /// process's, so its threads take turns here first).
-    pub stripes: Vec<(Mutex<bool>, std::sync::Condvar)>,
     /// Its directory's inode: a bucket deleted and made again has another.
     pub ino: u64,
 }
@@ -183,9 +180,6 @@ impl PackSet {
             shared,
             sticky_owner,
             lock: std::sync::OnceLock::new(),
-            stripes: (0..LOCK_SLOTS)
-                .map(|_| (Mutex::new(false), std::sync::Condvar::new()))
-                .collect(),
             ino,
         }
     }

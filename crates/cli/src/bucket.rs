@@ -1,0 +1,107 @@
+//! `s3hpc bucket`: buckets on a data directory and their layouts, through
+//! the engine in this process (as the user running it).
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use s3hpc_store::{Layout, Store, StoreConfig};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct DataDir {
+    /// The data directory (as `s3hpc serve --data` serves it).
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+}
+
+#[derive(Subcommand)]
+pub enum BucketCommand {
+    /// Make a bucket with a layout: plain (a file per object, what POSIX
+    /// programs see) or packed (objects up to 1 MiB appended to a few pack
+    /// files; larger ones stay files).
+    Create {
+        #[command(flatten)]
+        data: DataDir,
+        #[arg(long, default_value = "plain")]
+        layout: Layout,
+        name: String,
+    },
+    /// The buckets, with their layouts and owners.
+    List {
+        #[command(flatten)]
+        data: DataDir,
+    },
+    /// Make an existing bucket packed: new small objects are packed, the
+    /// files already in it stay objects as they are. Servers on the
+    /// bucket see the change within a second.
+    Pack {
+        #[command(flatten)]
+        data: DataDir,
+        name: String,
+    },
+    /// A packed bucket's objects (under --prefix) out as ordinary files:
+    /// into --to DIR (keys as paths), or into the bucket itself, where they
+    /// become plain objects again.
+    Unpack {
+        #[command(flatten)]
+        data: DataDir,
+        name: String,
+        #[arg(long, default_value = "")]
+        prefix: String,
+        #[arg(long, value_name = "DIR")]
+        to: Option<PathBuf>,
+    },
+    /// Read every record of a packed bucket's packs, check each against its
+    /// checksum, and report the damaged ones (exit status 1 if any).
+    Check {
+        #[command(flatten)]
+        data: DataDir,
+        name: String,
+    },
+}
+
+fn open(data: &DataDir) -> anyhow::Result<Store> {
+    Store::open(&data.dir, StoreConfig::default())
+        .with_context(|| format!("opening the data directory {}", data.dir.display()))
+}
+
+pub fn run(command: BucketCommand) -> anyhow::Result<i32> {
+    match command {
+        BucketCommand::Create { data, layout, name } => {
+            open(&data)?.create_bucket_with(&name, layout)?;
+            println!("{name}\t{}", layout.as_str());
+        }
+        BucketCommand::List { data } => {
+            let store = open(&data)?;
+            for b in store.list_buckets()? {
+                let layout = store.bucket_layout(&b.name)?;
+                let owner = b.owner.map_or_else(|| "-".into(), |u| u.to_string());
+                println!("{}\t{}\t{owner}", b.name, layout.as_str());
+            }
+        }
+        BucketCommand::Pack { data, name } => {
+            open(&data)?.pack_bucket(&name)?;
+            println!("{name}\tpacked");
+        }
+        BucketCommand::Unpack {
+            data,
+            name,
+            prefix,
+            to,
+        } => {
+            let n = open(&data)?.unpack(&name, &prefix, to.as_deref())?;
+            let whereto = to.map_or_else(|| format!("bucket {name}"), |d| d.display().to_string());
+            println!("{n} objects written as files into {whereto}");
+        }
+        BucketCommand::Check { data, name } => {
+            let (objects, damage) = open(&data)?.check_packs(&name)?;
+            println!("{objects} objects in the packs of {name}");
+            for (pack, at) in &damage {
+                println!("damaged: pack {pack} at byte {at}");
+            }
+            if !damage.is_empty() {
+                return Ok(1);
+            }
+        }
+    }
+    Ok(0)
+}

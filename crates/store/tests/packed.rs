@@ -1,0 +1,340 @@
+//! Packed buckets under faults: damaged and truncated packs, writers
+//! killed at many points, racing conditional writers in separate
+//! processes (each an engine of its own, as on separate nodes), and the way
+//! back to files.
+
+mod common;
+
+use common::*;
+use s3hpc_store::*;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A store over `root` whose new buckets are packed.
+fn packed_store(root: &Path, durability: Durability) -> Store {
+    let s = Store::open(
+        root,
+        StoreConfig {
+            etag: EtagPolicy::Md5,
+            durability,
+        },
+    )
+    .unwrap();
+    s.set_default_layout(Layout::Packed);
+    s
+}
+
+fn packs(root: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root.join(BUCKET).join(".s3hpc-packs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pack"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn value(i: u64) -> Vec<u8> {
+    let mut v = format!("object {i} ").into_bytes();
+    v.resize(3000 + (i as usize * 37) % 2000, b'a' + (i % 26) as u8);
+    v
+}
+
+#[test]
+fn a_damaged_record_is_reported_and_never_read() {
+    let tmp = test_dir();
+    let root = tmp.path().join("root");
+    let s = packed_store(&root, Durability::None);
+    s.create_bucket(BUCKET).unwrap();
+    for i in 0..20 {
+        put(&s, BUCKET, &format!("k{i:02}"), &value(i));
+    }
+    assert_eq!(s.bucket_layout(BUCKET).unwrap(), Layout::Packed);
+    // Flip one byte in the middle of the pack: inside some record's data.
+    let pack = &packs(&root)[0];
+    let mut bytes = std::fs::read(pack).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x40;
+    std::fs::write(pack, &bytes).unwrap();
+    // A fresh engine (another process would read the same bytes).
+    let s = packed_store(&root, Durability::None);
+    let (objects, damage) = s.check_packs(BUCKET).unwrap();
+    assert_eq!(objects, 20);
+    assert_eq!(damage.len(), 1, "{damage:?}");
+    let mut bad = 0;
+    for i in 0..20 {
+        let key = format!("k{i:02}");
+        match s.get_object(BUCKET, &key, None) {
+            Ok(mut g) => {
+                let mut v = Vec::new();
+                g.body.read_to_end(&mut v).unwrap();
+                assert_eq!(v, value(i), "{key}: wrong bytes returned");
+            }
+            Err(e) => {
+                assert_eq!(e.code, ErrorCode::InternalError);
+                assert!(e.message.contains("checksum"), "{e}");
+                bad += 1;
+            }
+        }
+    }
+    assert_eq!(bad, 1);
+}
+
+#[test]
+fn a_pack_cut_anywhere_in_its_last_record_keeps_every_earlier_object() {
+    let tmp = test_dir();
+    let root = tmp.path().join("root");
+    let s = packed_store(&root, Durability::None);
+    s.create_bucket(BUCKET).unwrap();
+    put(&s, BUCKET, "k0", &value(0));
+    put(&s, BUCKET, "k1", &value(1));
+    let pack = packs(&root)[0].clone();
+    let before_last = std::fs::metadata(&pack).unwrap().len() as usize;
+    put(&s, BUCKET, "k2", &value(2));
+    let whole = std::fs::read(&pack).unwrap();
+    drop(s);
+    // Every length from the last record's start to one byte short of it.
+    for cut in before_last..whole.len() {
+        std::fs::write(&pack, &whole[..cut]).unwrap();
+        let s = packed_store(&root, Durability::None);
+        let keys = list_all(&s, BUCKET, &ListRequest::default(), 1000).0;
+        // k0 and k1 are whole; k2 only when its record is.
+        assert!(keys.len() >= 2, "cut at {cut}: {keys:?}");
+        assert_eq!(get(&s, BUCKET, "k0"), value(0));
+        assert_eq!(get(&s, BUCKET, "k1"), value(1));
+        if keys.len() == 3 {
+            assert_eq!(get(&s, BUCKET, "k2"), value(2), "cut at {cut}");
+        }
+    }
+}
+
+/// The child of `killed_writers_lose_nothing_acknowledged`: writes objects
+/// until killed, printing each key once its PUT returned.
+#[test]
+fn child_writer() {
+    let Some(root) = std::env::var_os("S3HPC_PACKED_CHILD_ROOT") else {
+        return;
+    };
+    let s = packed_store(Path::new(&root), Durability::Fsync);
+    let start: u64 = std::env::var("S3HPC_PACKED_CHILD_START")
+        .unwrap()
+        .parse()
+        .unwrap();
+    for i in start.. {
+        let key = format!("k{i:06}");
+        put(&s, BUCKET, &key, &value(i));
+        println!("ack {key}");
+    }
+}
+
+#[test]
+fn killed_writers_lose_nothing_acknowledged() {
+    let tmp = test_dir();
+    let root = tmp.path().join("root");
+    packed_store(&root, Durability::Fsync)
+        .create_bucket(BUCKET)
+        .unwrap();
+    let mut acked = Vec::new();
+    let mut rng = Rng::new(7);
+    // Killed after 1 to 40 ms of writing: at many points of a record.
+    for round in 0..12u64 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
+            .env("S3HPC_PACKED_CHILD_ROOT", &root)
+            .env("S3HPC_PACKED_CHILD_START", (round * 100_000).to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            BufReader::new(out)
+                .lines()
+                .map_while(|l| l.ok())
+                .filter_map(|l| l.strip_prefix("ack ").map(str::to_string))
+                .collect::<Vec<_>>()
+        });
+        std::thread::sleep(Duration::from_millis(30 + rng.below(40) as u64));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        acked.extend(reader.join().unwrap());
+    }
+    assert!(acked.len() > 12, "the writers acknowledged {}", acked.len());
+    let s = packed_store(&root, Durability::None);
+    for key in &acked {
+        let i: u64 = key[1..].parse().unwrap();
+        assert_eq!(get(&s, BUCKET, key), value(i), "{key}");
+    }
+    // Every listed key reads whole (an unacknowledged last one may be there
+    // or not, but never in part).
+    let keys = list_all(&s, BUCKET, &ListRequest::default(), 1000).0;
+    for key in &keys {
+        let i: u64 = key[1..].parse().unwrap();
+        assert_eq!(get(&s, BUCKET, key), value(i), "{key}");
+    }
+    assert!(keys.len() >= acked.len());
+    // And the bucket takes writes after all of that.
+    put(&s, BUCKET, "after", b"x");
+    assert_eq!(get(&s, BUCKET, "after"), b"x");
+}
+
+/// The child of `conditional_writers_in_processes_have_one_winner`.
+#[test]
+fn child_conditional() {
+    let Some(root) = std::env::var_os("S3HPC_PACKED_RACE_ROOT") else {
+        return;
+    };
+    let s = packed_store(Path::new(&root), Durability::None);
+    let me = std::env::var("S3HPC_PACKED_RACE_ME").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    // Wait for the start file, so both race from the same moment.
+    while !Path::new(&root).join("go").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for i in 0..40 {
+        let opts = PutOptions {
+            condition: WriteCondition::IfNoneMatch,
+            ..Default::default()
+        };
+        let key = format!("race{i}");
+        let body = PutBody::Bytes(me.as_bytes());
+        match s.put_object(BUCKET, &key, body, &opts) {
+            Ok(_) => println!("won {key}"),
+            Err(e) if e.code == ErrorCode::PreconditionFailed => {}
+            Err(e) => panic!("{key}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn conditional_writers_in_processes_have_one_winner() {
+    let tmp = test_dir();
+    let root = tmp.path().join("root");
+    let s = packed_store(&root, Durability::None);
+    s.create_bucket(BUCKET).unwrap();
+    let children: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|me| {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "child_conditional", "--nocapture"])
+                .env("S3HPC_PACKED_RACE_ROOT", &root)
+                .env("S3HPC_PACKED_RACE_ME", me)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::write(root.join("go"), b"").unwrap();
+    let mut wins = std::collections::BTreeMap::new();
+    for (me, child) in ["a", "b", "c"].iter().zip(children) {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "child {me} failed");
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            if let Some(key) = line.strip_prefix("won ") {
+                wins.entry(key.to_string())
+                    .or_insert_with(Vec::new)
+                    .push(me.to_string());
+            }
+        }
+    }
+    for i in 0..40 {
+        let key = format!("race{i}");
+        let winners = wins.get(&key).cloned().unwrap_or_default();
+        assert_eq!(winners.len(), 1, "{key}: winners {winners:?}");
+        // The object is the winner's.
+        assert_eq!(get(&s, BUCKET, &key), winners[0].as_bytes(), "{key}");
+    }
+}
+
+#[test]
+fn large_objects_stay_files_and_unpack_brings_the_rest_out() {
+    let tmp = test_dir();
+    let root = tmp.path().join("root");
+    let s = packed_store(&root, Durability::None);
+    s.create_bucket(BUCKET).unwrap();
+    let big = vec![9u8; PACK_MAX as usize + 1];
+    put(&s, BUCKET, "dir/big", &big);
+    put(&s, BUCKET, "dir/small", b"small");
+    put(&s, BUCKET, "top", b"top");
+    // The large object is a file of its own; the small ones are not.
+    assert_eq!(
+        std::fs::read(root.join(BUCKET).join("dir/big")).unwrap(),
+        big
+    );
+    assert!(!root.join(BUCKET).join("dir/small").exists());
+    // Overwritten small, the file goes; overwritten large again, it is back.
+    put(&s, BUCKET, "dir/big", b"now small");
+    assert!(!root.join(BUCKET).join("dir/big").exists());
+    assert_eq!(get(&s, BUCKET, "dir/big"), b"now small");
+    // Out into a directory of files.
+    let out = tmp.path().join("out");
+    assert_eq!(s.unpack(BUCKET, "dir/", Some(&out)).unwrap(), 2);
+    assert_eq!(std::fs::read(out.join("dir/small")).unwrap(), b"small");
+    assert!(!out.join("top").exists());
+    // Into the bucket: plain files, the same objects, listed once.
+    assert_eq!(s.unpack(BUCKET, "", None).unwrap(), 3);
+    assert_eq!(
+        std::fs::read(root.join(BUCKET).join("top")).unwrap(),
+        b"top"
+    );
+    assert_eq!(
+        list_all(&s, BUCKET, &ListRequest::default(), 1000).0,
+        vec!["dir/big", "dir/small", "top"]
+    );
+    assert_eq!(get(&s, BUCKET, "dir/small"), b"small");
+    // A fresh engine agrees.
+    let s2 = packed_store(&root, Durability::None);
+    assert_eq!(get(&s2, BUCKET, "top"), b"top");
+    s2.delete_object(BUCKET, "top").unwrap();
+    assert!(!root.join(BUCKET).join("top").exists());
+    expect_err(
+        s2.head_object(BUCKET, "top"),
+        ErrorCode::NoSuchKey,
+        &["top"],
+    );
+}
+
+#[test]
+fn files_from_before_the_bucket_was_packed_stay_objects() {
+    let e = Env::new();
+    e.put("old", b"old data");
+    e.store.pack_bucket(BUCKET).unwrap();
+    assert_eq!(e.store.bucket_layout(BUCKET).unwrap(), Layout::Packed);
+    e.put("new", b"new data");
+    assert_eq!(e.keys(), vec!["new", "old"]);
+    assert_eq!(e.get("old"), b"old data");
+    // Overwritten, the packed version wins; deleted, the file goes too.
+    e.put("old", b"replaced");
+    assert_eq!(e.get("old"), b"replaced");
+    e.store.delete_object(BUCKET, "old").unwrap();
+    expect_err(
+        e.store.head_object(BUCKET, "old"),
+        ErrorCode::NoSuchKey,
+        &["old"],
+    );
+    assert_eq!(e.keys(), vec!["new"]);
+    // Paging across the two sources, one key at a time.
+    for k in ["a", "c", "e"] {
+        std::fs::write(e.path(k), k).unwrap();
+    }
+    for k in ["b", "d", "f"] {
+        e.put(k, k.as_bytes());
+    }
+    let (keys, _) = list_all(&e.store, BUCKET, &ListRequest::default(), 1);
+    assert_eq!(keys, vec!["a", "b", "c", "d", "e", "f", "new"]);
+    let page = e
+        .store
+        .list_objects(
+            BUCKET,
+            &ListRequest {
+                max_keys: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(page.is_truncated && page.objects.len() == 1);
+}
