@@ -50,6 +50,17 @@ pub enum BucketCommand {
         #[arg(long, value_name = "DIR")]
         to: Option<PathBuf>,
     },
+    /// Rewrite a packed bucket's closed packs (sealed by their writers at
+    /// 64 MiB, or left by a process of this host that is gone) where at
+    /// least --min-garbage of the pack is deleted or overwritten objects,
+    /// and remove them. Readers and writers go on meanwhile.
+    Compact {
+        #[command(flatten)]
+        data: DataDir,
+        name: String,
+        #[arg(long, default_value_t = 0.5)]
+        min_garbage: f64,
+    },
     /// Read every record of a packed bucket's packs, check each against its
     /// checksum, and report the damaged ones (exit status 1 if any).
     Check {
@@ -91,6 +102,17 @@ pub fn run(command: BucketCommand) -> anyhow::Result<i32> {
             let n = open(&data)?.unpack(&name, &prefix, to.as_deref())?;
             let whereto = to.map_or_else(|| format!("bucket {name}"), |d| d.display().to_string());
             println!("{n} objects written as files into {whereto}");
+        }
+        BucketCommand::Compact {
+            data,
+            name,
+            min_garbage,
+        } => {
+            let done = open(&data)?.compact_bucket(&name, min_garbage)?;
+            println!(
+                "{} packs rewritten, {} records kept, {} bytes of dead records freed",
+                done.packs, done.records, done.bytes_freed
+            );
         }
         BucketCommand::Check { data, name } => {
             let (objects, damage) = open(&data)?.check_packs(&name)?;

@@ -96,7 +96,7 @@ enum Command {
     },
     /// Buckets on a data directory and their layouts: create (plain or
     /// packed), list, pack, unpack a packed bucket's objects into files,
-    /// check its packs.
+    /// compact and check its packs.
     Bucket {
         #[command(subcommand)]
         command: bucket::BucketCommand,

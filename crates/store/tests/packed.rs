@@ -338,3 +338,95 @@ fn files_from_before_the_bucket_was_packed_stay_objects() {
         .unwrap();
     assert!(page.is_truncated && page.objects.len() == 1);
 }
+
+#[test]
+fn compaction_beside_writers_and_readers_loses_nothing() {
+    let tmp = test_dir();
+    let root = tmp.path().join("root");
+    // Three engines over one tree, as three processes (or nodes) would be.
+    let writer = packed_store(&root, Durability::None);
+    writer.set_pack_roll(64 << 10);
+    writer.create_bucket(BUCKET).unwrap();
+    let reader = packed_store(&root, Durability::None);
+    let compactor = packed_store(&root, Durability::None);
+    // What each key was last acknowledged as: (version, deleted); and the
+    // version of its last delete.
+    let acked = std::sync::Mutex::new(std::collections::BTreeMap::<String, (u64, bool)>::new());
+    let deletes = std::sync::Mutex::new(std::collections::BTreeMap::<String, u64>::new());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let body = |key: &str, v: u64| format!("{key} version {v} ").repeat(40).into_bytes();
+    let mut freed = 0;
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            let mut rng = Rng::new(3);
+            for v in 1..=3000u64 {
+                let key = format!("k{:02}", rng.below(40));
+                if rng.below(5) == 0 {
+                    // Noted before it is made: a reader may see it at once.
+                    deletes.lock().unwrap().insert(key.clone(), v);
+                    writer.delete_object(BUCKET, &key).unwrap();
+                    acked.lock().unwrap().insert(key, (v, true));
+                } else {
+                    put(&writer, BUCKET, &key, &body(&key, v));
+                    acked.lock().unwrap().insert(key, (v, false));
+                }
+            }
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        sc.spawn(|| {
+            let mut rng = Rng::new(5);
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let key = format!("k{:02}", rng.below(40));
+                let before = acked.lock().unwrap().get(&key).copied();
+                match reader.get_object(BUCKET, &key, None) {
+                    Ok(mut g) => {
+                        let mut v = Vec::new();
+                        g.body.read_to_end(&mut v).unwrap();
+                        let text = String::from_utf8(v).unwrap();
+                        let got: u64 = text.split(' ').nth(2).unwrap().parse().unwrap();
+                        assert_eq!(text.as_bytes(), body(&key, got), "{key}: torn");
+                        if let Some((want, _)) = before {
+                            assert!(got >= want || before.unwrap().1, "{key}: {got} < {want}");
+                        }
+                    }
+                    Err(e) => {
+                        assert_eq!(e.code, ErrorCode::NoSuchKey, "{key}: {e}");
+                        // Missing only if never written, or deleted since
+                        // (and perhaps written again).
+                        let deleted = deletes.lock().unwrap().get(&key).copied();
+                        assert!(
+                            before.is_none_or(|(v, d)| d || deleted.is_some_and(|x| x > v)),
+                            "{key}: missing after {before:?}"
+                        );
+                    }
+                }
+            }
+        });
+        sc.spawn(|| {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                freed += compactor.compact_bucket(BUCKET, 0.3).unwrap().packs;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+    });
+    freed += compactor.compact_bucket(BUCKET, 0.3).unwrap().packs;
+    assert!(freed > 0, "no pack was compacted");
+    // Every engine, and a fresh one, agrees with what was acknowledged.
+    let fresh = packed_store(&root, Durability::None);
+    for s in [&writer, &reader, &compactor, &fresh] {
+        for (key, (v, deleted)) in acked.lock().unwrap().iter() {
+            match deleted {
+                true => {
+                    expect_err(s.head_object(BUCKET, key), ErrorCode::NoSuchKey, &[key]);
+                }
+                false => assert_eq!(get(s, BUCKET, key), body(key, *v), "{key}"),
+            }
+        }
+    }
+    // Fewer bytes on disk than written.
+    let on_disk: u64 = packs(&root)
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    assert!(on_disk < 3000 * 1000, "{on_disk} bytes in packs");
+}

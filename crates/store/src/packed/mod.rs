@@ -10,6 +10,7 @@
 //! is whatever file is at its path, so data that was there before the
 //! bucket was packed stays visible.
 
+mod compact;
 mod list;
 mod lock;
 mod read;
@@ -18,6 +19,7 @@ mod set;
 mod unpack;
 mod write;
 
+pub use compact::Compacted;
 pub(crate) use set::PACKS_DIR;
 
 use crate::fscalls::{fstat, openat, statat};
@@ -39,6 +41,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// Objects larger than this stay plain files in a packed bucket.
 pub const PACK_MAX: u64 = 1 << 20;
+
+/// A writer seals its pack and starts another once it holds this many
+/// bytes: sealed packs are what a compaction rewrites.
+pub const PACK_ROLL: u64 = 64 << 20;
 
 /// How long this process trusts what it learnt of a bucket's layout: a
 /// bucket packed by another process is seen packed within this. The
@@ -82,6 +88,8 @@ pub(crate) struct Layouts {
     new_packed: std::sync::atomic::AtomicBool,
     /// [`RECHECK`], unless a test set another (in ms; 0: the default).
     recheck_ms: AtomicU64,
+    /// [`PACK_ROLL`], unless a test set another (0: the default).
+    roll: AtomicU64,
 }
 
 struct Known {
@@ -181,6 +189,19 @@ impl Store {
     pub fn set_layout_recheck(&self, every: Duration) {
         let ms = every.as_millis().max(1) as u64;
         self.layouts.recheck_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// [`PACK_ROLL`] for tests, to see packs sealed and compacted.
+    #[doc(hidden)]
+    pub fn set_pack_roll(&self, bytes: u64) {
+        self.layouts.roll.store(bytes.max(1), Ordering::Relaxed);
+    }
+
+    pub(crate) fn pack_roll(&self) -> u64 {
+        match self.layouts.roll.load(Ordering::Relaxed) {
+            0 => PACK_ROLL,
+            n => n,
+        }
     }
 
     /// The layout CreateBucket gives new buckets, through every transport

@@ -31,6 +31,9 @@ pub(crate) enum Kind {
     /// The object is the plain file at the key's path (too large to pack,
     /// or unpacked): the record only orders it among the key's records.
     Plain = 3,
+    /// The pack's last record (no key): its writer went on to a new pack,
+    /// so a compaction may rewrite this one.
+    Seal = 4,
 }
 
 impl Kind {
@@ -39,6 +42,7 @@ impl Kind {
             1 => Some(Kind::Object),
             2 => Some(Kind::Tombstone),
             3 => Some(Kind::Plain),
+            4 => Some(Kind::Seal),
             _ => None,
         }
     }

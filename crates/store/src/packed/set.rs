@@ -68,6 +68,8 @@ impl Entry {
 struct Scan {
     /// Parallel to `PackSet::packs`: the offset the next record starts at.
     scanned: Vec<u64>,
+    /// Parallel to `PackSet::packs`: its writer sealed it.
+    sealed: Vec<bool>,
     /// Damage seen (pack, offset), reported once.
     damaged: Vec<(u32, u64)>,
     /// Names this process has opened, and those it may not read (yet).
@@ -170,6 +172,7 @@ impl PackSet {
             index: RwLock::new(BTreeMap::new()),
             scan: Mutex::new(Scan {
                 scanned: Vec::new(),
+                sealed: Vec::new(),
                 damaged: Vec::new(),
                 known: HashMap::new(),
                 dir: None,
@@ -207,9 +210,20 @@ impl PackSet {
             if own.contains(&(i as u32)) {
                 continue;
             }
+            if scan.sealed[i] {
+                continue;
+            }
             let from = scan.scanned[i];
             let (to, damage) = scan_pack(pack, i as u32, from, &mut found)?;
             scan.scanned[i] = to;
+            // A seal is a pack's last record: nothing is read after it.
+            if found
+                .last()
+                .is_some_and(|(_, e)| e.pack == i as u32 && e.kind == Kind::Seal)
+            {
+                scan.sealed[i] = true;
+                found.pop();
+            }
             if let Some(at) = damage {
                 if !scan.damaged.contains(&(i as u32, at)) {
                     scan.damaged.push((i as u32, at));
@@ -273,26 +287,51 @@ impl PackSet {
             tie,
         }));
         scan.scanned.push(0);
+        scan.sealed.push(false);
         scan.known.insert(name, ());
         (packs.len() - 1) as u32
     }
 
     /// This process's pack for the uid the thread acts as, created on the
-    /// first write.
-    /// `made` runs on the packs' directory after a new pack is created
-    /// (to make its entry durable).
-    pub fn writer(
-        &self,
-        uid: u32,
-        host: &str,
-        made: impl FnOnce(&OwnedFd),
-    ) -> Result<Arc<Mutex<Writer>>> {
+    /// first write. `made` runs on the packs' directory after a new pack is
+    /// created (to make its entry durable).
+    pub fn writer(&self, uid: u32, made: impl FnOnce(&OwnedFd)) -> Result<Arc<Mutex<Writer>>> {
         let mut writers = self.writers.lock().unwrap();
         if let Some(w) = writers.get(&uid) {
             return Ok(w.clone());
         }
+        let (fd, name, pack) = self.new_pack(uid, made)?;
+        let w = Arc::new(Mutex::new(Writer {
+            fd: Some(fd),
+            name,
+            pack,
+            end: 0,
+            used: Instant::now(),
+        }));
+        close_when_idle(&w);
+        writers.insert(uid, w.clone());
+        Ok(w)
+    }
+
+    /// Moves `w` on to a new pack (after its old one was sealed).
+    pub fn roll(&self, w: &mut Writer, uid: u32, made: impl FnOnce(&OwnedFd)) -> Result<()> {
+        let (fd, name, pack) = self.new_pack(uid, made)?;
+        *w = Writer {
+            fd: Some(fd),
+            name,
+            pack,
+            end: 0,
+            used: Instant::now(),
+        };
+        Ok(())
+    }
+
+    /// Creates a pack for this process and `uid`, open for appending, and
+    /// opens it for reading among the set's packs.
+    fn new_pack(&self, uid: u32, made: impl FnOnce(&OwnedFd)) -> Result<(OwnedFd, String, u32)> {
         let name = format!(
-            "{host}.{}.{uid}.{:08x}{PACK_SUFFIX}",
+            "{}.{}.{uid}.{:08x}{PACK_SUFFIX}",
+            crate::temp::host_field(),
             std::process::id(),
             crate::meta::mix(
                 SystemTime::now()
@@ -320,16 +359,33 @@ impl PackSet {
             self.add_pack(&mut scan, name.clone(), read, uid)
         };
         self.own.lock().unwrap().push(pack);
-        let w = Arc::new(Mutex::new(Writer {
-            fd: Some(fd),
-            name,
-            pack,
-            end: 0,
-            used: Instant::now(),
-        }));
-        close_when_idle(&w);
-        writers.insert(uid, w.clone());
-        Ok(w)
+        Ok((fd, name, pack))
+    }
+
+    /// The packs a compaction may rewrite, with how many bytes of each
+    /// the scans read: sealed ones, and those whose writer (a process of
+    /// this host) is gone. Never this process's own.
+    pub fn closed_packs(&self) -> Vec<(u32, u64)> {
+        let scan = self.scan.lock().unwrap();
+        let own = self.own.lock().unwrap();
+        let packs = self.packs.read().unwrap();
+        let host = crate::temp::host_field();
+        (0..packs.len())
+            .filter(|i| !own.contains(&(*i as u32)))
+            .filter(|i| scan.sealed[*i] || writer_gone(&packs[*i].name, &host))
+            .map(|i| (i as u32, scan.scanned[i]))
+            .collect()
+    }
+
+    /// Points `key` at `new` if it still points at `old` (a compaction's
+    /// copy of the record).
+    pub fn moved(&self, key: &str, old: (u32, u64), new: Entry) {
+        let mut index = self.index.write().unwrap();
+        if let Some(e) = index.get_mut(key) {
+            if (e.pack, e.at) == old {
+                *e = new;
+            }
+        }
     }
 
     /// Records what this process appended.
@@ -351,6 +407,20 @@ impl PackSet {
             .map(|(p, at)| (packs[*p as usize].name.clone(), *at))
             .collect()
     }
+}
+
+/// Whether the pack's writer was a process of this host that is gone.
+fn writer_gone(name: &str, host: &str) -> bool {
+    let mut parts = name.split('.');
+    let (Some(h), Some(pid)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let Some(pid) = pid.parse().ok().and_then(rustix::process::Pid::from_raw) else {
+        return false;
+    };
+    h == host
+        && pid != rustix::process::getpid()
+        && rustix::process::test_kill_process(pid) == Err(Errno::SRCH)
 }
 
 fn insert_newer(index: &mut BTreeMap<String, Entry>, key: String, e: Entry, packs: &[Arc<Pack>]) {

@@ -125,19 +125,41 @@ impl Store {
     ) -> Result<()> {
         let uid = rustix::process::geteuid().as_raw();
         let bytes = record::encode(kind, key, meta, data, stamp, uid);
-        let writer = set.writer(uid, &crate::temp::host_field(), |d| {
+        self.append_record(set, key, &bytes).map(drop)
+    }
+
+    /// Appends the bytes of one whole record (made by `record::encode`, or
+    /// a compaction's copy) to this process's pack, indexes it, and returns
+    /// its entry.
+    pub(super) fn append_record(&self, set: &PackSet, key: &str, bytes: &[u8]) -> Result<Entry> {
+        let record::Parsed::Record { header, meta, .. } = record::parse(bytes) else {
+            return Err(s3err!(InternalError, "{key}: not a whole record"));
+        };
+        let uid = rustix::process::geteuid().as_raw();
+        let made = |d: &OwnedFd| {
             if self.config.durability == Durability::Fsync {
                 let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
                 if let Ok(d) = openat(d, ".", flags, Mode::empty()) {
                     let _ = crate::fscalls::fsync(&d);
                 }
             }
-        })?;
+        };
+        let writer = set.writer(uid, made)?;
         let mut w = writer.lock().unwrap();
+        if w.end >= self.pack_roll() {
+            // Sealed, the pack is a compaction's to rewrite.
+            let seal = record::encode(Kind::Seal, "", &[], &[], stamp_after(None), uid);
+            let at = w.end;
+            let fd = w.fd(&set.dir)?;
+            pwrite_all(fd, &seal, at).map_err(|e| io_err(e, "sealing a pack"))?;
+            self.sync_data(fd)
+                .map_err(|e| io_err(e, "sealing a pack"))?;
+            set.roll(&mut w, uid, made)?;
+        }
         let at = w.end;
         let what = || format!("{key} (appending to a pack)");
         let fd = w.fd(&set.dir)?;
-        if let Err(e) = pwrite_all(fd, &bytes, at) {
+        if let Err(e) = pwrite_all(fd, bytes, at) {
             // Nothing half written stays: the next record starts here.
             let _ = rustix::fs::ftruncate(fd, at);
             return Err(match e {
@@ -151,20 +173,15 @@ impl Store {
         }
         self.sync_data(fd).map_err(|e| io_err(e, &what()))?;
         w.end += bytes.len() as u64;
-        let record::Parsed::Record { header, .. } = record::parse(&bytes) else {
-            unreachable!("a record just encoded parses")
+        let e = Entry {
+            kind: header.kind,
+            pack: w.pack,
+            at,
+            meta: meta.into(),
+            header,
         };
-        set.indexed(
-            key,
-            Entry {
-                kind,
-                pack: w.pack,
-                at,
-                header,
-                meta: meta.into(),
-            },
-        );
-        Ok(())
+        set.indexed(key, e.clone());
+        Ok(e)
     }
 
     /// The write precondition of `cond`, against the key's current state.
@@ -304,7 +321,7 @@ impl Store {
             };
             match prev.kind {
                 Kind::Plain => return Ok(None),
-                Kind::Tombstone => return Err(no_such_key(bucket, key)),
+                Kind::Tombstone | Kind::Seal => return Err(no_such_key(bucket, key)),
                 Kind::Object => {}
             }
             let mut stored = StoredMeta::decode(&prev.meta);
