@@ -256,9 +256,12 @@ class Tests:
 
     # ------------------------------------------------------------ setup
 
-    def setup_transport(self, kind):
-        self.kind = kind
-        self.data = os.path.join(self.top, kind)
+    def setup_transport(self, label):
+        # packed-KIND: transport KIND on a packed bucket (small objects
+        # appended to pack files, `s3hpc bucket pack`).
+        kind = label.removeprefix("packed-")
+        self.kind, self.label = kind, label
+        self.data = os.path.join(self.top, label)
         self.in_node(self.A, "mkdir", "-p", self.data)
         self.servers = {}
         if kind != "embedded":
@@ -269,6 +272,9 @@ class Tests:
         r = a.call(f"mkb {BUCKET}")
         if r[0] != "ok" and "BucketAlready" not in " ".join(r):
             raise RuntimeError(f"create bucket: {r}")
+        if label != kind:
+            self.in_node(self.A, self.bin, "bucket", "pack", "--dir", self.data, BUCKET)
+            time.sleep(1.2)  # every server looks at a bucket's layout once a second
 
     def target(self, node):
         if self.kind == "embedded":
@@ -316,7 +322,7 @@ class Tests:
             h = b.call(f"head {BUCKET} raw/over")
             if g[0] != "ok" or g[1] != tag or g[3] != r[1] or h[0] != "ok" or h[2] != r[1]:
                 over_stale += 1
-        self.report(self.kind, "read-after-write", {"new keys": n, "stale": stale, "overwrites": n,
+        self.report(self.label, "read-after-write", {"new keys": n, "stale": stale, "overwrites": n,
                                                     "stale overwrites": over_stale, "errors": errors},
                     stale + over_stale + errors)
 
@@ -340,7 +346,7 @@ class Tests:
                 ghosts += 1
             if h[0] != "ok" and h[1] != "NoSuchKey" or g[0] != "ok" and g[1] != "NoSuchKey":
                 errors += 1
-        self.report(self.kind, "delete-then-read", {"trials": n, "ghosts": ghosts,
+        self.report(self.label, "delete-then-read", {"trials": n, "ghosts": ghosts,
                                                     "new key not readable on B": stale, "errors": errors},
                     ghosts + errors + stale)
 
@@ -374,7 +380,7 @@ class Tests:
                 errors += 1
         ls2 = a.call(f"list {BUCKET} ls/")
         left = int(ls2[1]) if ls2[0] == "ok" else -1
-        self.report(self.kind, "list-500", {"puts": n, "missing on B": missing,
+        self.report(self.label, "list-500", {"puts": n, "missing on B": missing,
                                             "put after B's cached listing, missing": unseen,
                                             "left on A after B deleted": left, "errors": errors},
                     missing + unseen + abs(left) + errors)
@@ -428,7 +434,7 @@ class Tests:
         bad = counts["torn"] + counts["etag mismatch"] + counts["missing"] + counts["errors"]
         if first:
             counts["first failure"] = first[0]
-        self.report(self.kind, "concurrent-overwrite", counts, bad or counts["reads"] == 0)
+        self.report(self.label, "concurrent-overwrite", counts, bad or counts["reads"] == 0)
 
     def t_nest(self):
         """A key that becomes a prefix too (PUT p, then p/c) moves into a
@@ -474,7 +480,7 @@ class Tests:
         bad = counts["missing"] + counts["errors"]
         if first:
             counts["first failure"] = first[0]
-        self.report(self.kind, "nest-while-read", counts, bad or counts["heads"] == 0)
+        self.report(self.label, "nest-while-read", counts, bad or counts["heads"] == 0)
 
     def t_multipart(self):
         """Parts of one upload from three nodes at once; in every other
@@ -522,7 +528,7 @@ class Tests:
                     or int(g[2]) != len(whole) or g[6] != hashlib.md5(whole).hexdigest()):
                 bad += 1
                 first.append("complete " + " ".join(d)[:100] + " / get " + " ".join(g)[:100])
-        self.report(self.kind, "multipart-3-nodes", {"uploads": n, "bad": bad}
+        self.report(self.label, "multipart-3-nodes", {"uploads": n, "bad": bad}
                     | ({"first failure": first[0]} if first else {}), bad)
 
     def t_kill_sweep(self):
@@ -588,7 +594,7 @@ class Tests:
             self.servers[self.B].stop()
             self.servers[self.B].start(sweep_age=0)
         left = self.in_node(self.B, "sh", "-c", f"ls -a {self.data}/{BUCKET}/ks 2>/dev/null | grep -c 's3hpc-tmp' || true").stdout.strip()
-        self.report(self.kind, "kill9-writer+sweep",
+        self.report(self.label, "kill9-writer+sweep",
                     {"live writer ok": int(live_ok), "partial visible": partial,
                      "first sweep": swept[1] if swept[0] == "ok" else " ".join(swept),
                      "temporaries left after second sweep": left},
@@ -624,7 +630,7 @@ class Tests:
                     # on one brick (a bail-out) can come back with its old
                     # gfid there and a new one on the other.
                     log(f"  dir-recreated trial {i}: " + self.brick_view(os.path.join(BUCKET, d)))
-        self.report(self.kind, "dir-recreated", {"trials": n, "bad puts": bad_put, "bad gets": bad_get}
+        self.report(self.label, "dir-recreated", {"trials": n, "bad puts": bad_put, "bad gets": bad_get}
                     | ({"first failure": first[:160]} if first else {}), bad_put + bad_get)
 
     # -------------------------------------------------- HTTP only
@@ -688,7 +694,7 @@ class Tests:
         counts["SIGTERM exit s"] = "never (killed)" if took is None else f"{took:.1f}"
         self.servers[self.A].start()
         bad = counts["hung"] + counts["torn"] + counts["etag mismatch"] + counts["errors"] + (took is None)
-        self.report(self.kind, "mapped-get-replaced", counts, bad)
+        self.report(self.label, "mapped-get-replaced", counts, bad)
 
     def t_if_none_match(self):
         """`If-None-Match: *` creates raced from two nodes: exactly one winner."""
@@ -720,7 +726,7 @@ class Tests:
             trials["one winner" if wins == 1 and losers_ok else "two winners" if wins == 2 else "no winner"] += 1
         bad = n - trials["one winner"]
         trials["server has conditional writes"] = "yes" if supported else "no"
-        self.report(self.kind, "if-none-match-race", dict(trials, trials=n), bad,
+        self.report(self.label, "if-none-match-race", dict(trials, trials=n), bad,
                     None if supported else "conditional writes are not implemented on this build (branch cond)")
 
     def t_two_connections(self):
@@ -974,6 +980,8 @@ class Tests:
                  ("multipart", self.t_multipart), ("dir-handle", self.t_dir_handle),
                  ("kill-sweep", self.t_kill_sweep), ("nest", self.t_nest)]
         http_only = [("mapped-get", self.t_mapped_get), ("if-none-match", self.t_if_none_match)]
+        # On a packed bucket: what its records must hold across nodes.
+        packed = {"read-after-write", "delete", "listing", "concurrent", "multipart", "if-none-match"}
         t0 = time.time()
         try:
             if not self.only or "two-connections" in self.only:
@@ -999,8 +1007,10 @@ class Tests:
                     self.teardown_transport()
                     continue
                 try:
-                    for name, fn in tests + (http_only if kind == "http" else []):
+                    for name, fn in tests + (http_only if kind.endswith("http") else []):
                         if self.only and name not in self.only:
+                            continue
+                        if kind.startswith("packed-") and name not in packed:
                             continue
                         t1 = time.time()
                         self.bail_mark = self.bailouts() if self.fs == "glusterfs" else 0
@@ -1050,7 +1060,8 @@ def main():
     p.add_argument("--bin", default=os.path.join(REPO, "target/release/s3hpc"))
     p.add_argument("--quick", action="store_true", help="fewer trials (scripts/test)")
     p.add_argument("--only", help="comma-separated test names")
-    p.add_argument("--transports", default="embedded,rpc,http")
+    p.add_argument("--transports", default="embedded,rpc,http,packed-embedded,packed-http",
+                   help="embedded, rpc, http, and each as packed-KIND on a packed bucket")
     a = p.parse_args()
     a.cluster = os.path.abspath(a.cluster)
     if not os.access(a.bin, os.X_OK):

@@ -37,6 +37,10 @@ pub struct ExplainArgs {
     /// for the --endpoint URLs in order.
     #[arg(long, value_delimiter = ',')]
     layers: Option<Vec<String>>,
+    /// The layout of the S3 layers' bucket: plain, or packed (objects up to
+    /// 1 MiB appended to pack files; see `s3hpc bucket`).
+    #[arg(long, default_value = "plain")]
+    layout: s3hpc_store::Layout,
     /// Write every measurement as JSON (for `s3hpc report`).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -59,7 +63,10 @@ pub fn run(a: ExplainArgs, stop: &Stop) -> anyhow::Result<()> {
         batch: a.batch,
         endpoints,
         layers: a.layers,
-        config: BackendConfig::default(),
+        config: BackendConfig {
+            layout: a.layout,
+            ..BackendConfig::default()
+        },
         json: a.json,
         label: a.label,
         stop: stop.clone(),

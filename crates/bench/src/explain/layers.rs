@@ -241,6 +241,7 @@ fn unsigned_http(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Exec> {
         },
     )
     .with_context(|| format!("opening the engine on {}", dir.display()))?;
+    store.set_default_layout(cfg.layout);
     let server = HttpServer::bind(
         ([127, 0, 0, 1], 0).into(),
         Arc::new(store),

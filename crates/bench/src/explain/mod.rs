@@ -529,6 +529,7 @@ fn run_in(
                 "filesystem": explained.filesystem,
                 "etag": p.config.etag.as_str(),
                 "durability": p.config.durability.as_str(),
+                "layout": p.config.layout.as_str(),
                 "backends": explained.layers.iter().map(|l| l.name.clone()).collect::<Vec<_>>(),
                 "fs_calls_counted": Kind::ALL.iter()
                     .map(|k| (k.name().to_string(), json!(counted.get(*k))))
