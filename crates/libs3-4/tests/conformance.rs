@@ -112,6 +112,20 @@ fn libs3_on_file() {
 }
 
 #[test]
+fn libs3_on_file_packed() {
+    run_all_except(
+        "file, packed",
+        &|| {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("root");
+            let host = format!("file://{}?etag=md5&layout=packed", root.display());
+            Fixture::new(client(host), dir)
+        },
+        LIBS3_LIMITS,
+    );
+}
+
+#[test]
 fn libs3_on_unix_gateway() {
     run_all_except(
         "unix",
