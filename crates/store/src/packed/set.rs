@@ -28,6 +28,10 @@ pub(crate) const LOCK_FILE: &str = "lock";
 const PACK_SUFFIX: &str = ".pack";
 /// What one scan `pread` asks for.
 const SCAN_CHUNK: usize = 64 << 10;
+/// How long bytes that are not a record must stay so before a scan skips
+/// them as damage (a write still arriving from another node fills in
+/// within milliseconds).
+pub(crate) const DAMAGE_LASTS: std::time::Duration = std::time::Duration::from_secs(2);
 /// Byte ranges of the lock file a key's conditional writes hash to.
 pub(crate) const LOCK_SLOTS: usize = 256;
 
@@ -72,6 +76,8 @@ struct Scan {
     sealed: Vec<bool>,
     /// Damage seen (pack, offset), reported once.
     damaged: Vec<(u32, u64)>,
+    /// Bytes that were not a record, and when they were first seen.
+    suspect: HashMap<(u32, u64), Instant>,
     /// Names this process has opened, and those it may not read (yet).
     known: HashMap<String, ()>,
     /// The directory's stamp when a read of it could be trusted.
@@ -158,6 +164,8 @@ pub(crate) struct PackSet {
     pub lock: std::sync::OnceLock<OwnedFd>,
     /// Its directory's inode: a bucket deleted and made again has another.
     pub ino: u64,
+    /// [`DAMAGE_LASTS`] (tests set zero).
+    pub damage_lasts: std::time::Duration,
 }
 
 fn io_err(e: Errno, what: &str) -> S3Error {
@@ -174,6 +182,7 @@ impl PackSet {
                 scanned: Vec::new(),
                 sealed: Vec::new(),
                 damaged: Vec::new(),
+                suspect: HashMap::new(),
                 known: HashMap::new(),
                 dir: None,
                 last: None,
@@ -184,6 +193,7 @@ impl PackSet {
             sticky_owner,
             lock: std::sync::OnceLock::new(),
             ino,
+            damage_lasts: DAMAGE_LASTS,
         }
     }
 
@@ -191,6 +201,12 @@ impl PackSet {
     /// unless a refresh that began after `since` has completed (whose
     /// view is as new as one this call would make).
     pub fn refresh(&self, since: Instant) -> Result<()> {
+        self.refresh_with(since, self.damage_lasts)
+    }
+
+    /// [`PackSet::refresh`], skipping damage once it has lasted `lasts`
+    /// (zero: at once, for a check that reports it).
+    pub fn refresh_with(&self, since: Instant, lasts: std::time::Duration) -> Result<()> {
         let mut scan = self.scan.lock().unwrap();
         if scan.last.is_some_and(|t| t >= since) {
             return Ok(());
@@ -213,26 +229,33 @@ impl PackSet {
             if scan.sealed[i] {
                 continue;
             }
-            let from = scan.scanned[i];
-            let (to, damage) = scan_pack(pack, i as u32, from, &mut found)?;
-            scan.scanned[i] = to;
-            // A seal is a pack's last record: nothing is read after it.
-            if found
-                .last()
-                .is_some_and(|(_, e)| e.pack == i as u32 && e.kind == Kind::Seal)
-            {
-                scan.sealed[i] = true;
-                found.pop();
-            }
-            if let Some(at) = damage {
+            let mut from = scan.scanned[i];
+            loop {
+                let (to, damage) = scan_pack(pack, i as u32, from, &mut found)?;
+                scan.scanned[i] = to;
+                let Some(Damage { at, next: Some(next) }) = damage else {
+                    break;
+                };
+                // Skipped, and reported, only once it has lasted.
+                let first = *scan.suspect.entry((i as u32, at)).or_insert_with(Instant::now);
+                if first.elapsed() < lasts {
+                    break;
+                }
                 if !scan.damaged.contains(&(i as u32, at)) {
                     scan.damaged.push((i as u32, at));
                     eprintln!(
-                        "s3hpc: pack {} of a packed bucket is damaged at byte {at}: records \
-                         there cannot be read (`s3hpc pack check` reports them)",
+                        "s3hpc: pack {} of a packed bucket is damaged at byte {at}: the records \
+                         there cannot be read (`s3hpc bucket check` lists them)",
                         pack.name
                     );
                 }
+                scan.scanned[i] = next;
+                from = next;
+            }
+            // A seal is a pack's last record: nothing is read after it.
+            if found.last().is_some_and(|(_, e)| e.pack == i as u32 && e.kind == Kind::Seal) {
+                scan.sealed[i] = true;
+                found.pop();
             }
         }
         if !found.is_empty() {
@@ -433,21 +456,31 @@ fn insert_newer(index: &mut BTreeMap<String, Entry>, key: String, e: Entry, pack
     }
 }
 
+/// Bytes that are not a record, at `at`; the next record whose header
+/// holds starts at `next`, if the scan's buffer held one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Damage {
+    at: u64,
+    next: Option<u64>,
+}
+
 /// Reads the records of `pack` from `from` on into `found`. Returns where
-/// the next record will start, and damage found on the way. A record not
-/// yet whole (being written, or left half done by a killed writer) ends
-/// the scan at its start, to be read again; damage followed by a good
-/// record is skipped, damage at the end is not (it may be a record whose
-/// bytes have not all arrived).
+/// the next record will start, and the damage that stopped the scan, if
+/// any. A record not yet whole (being written, or left half done by a
+/// killed writer) ends the scan at its start, to be read again; so does
+/// damage: bytes that are not a record may be one still arriving from
+/// another node (GlusterFS's client can make a later part of a write
+/// visible before an earlier one), so the caller skips it only once it
+/// has lasted (see [`DAMAGE_LASTS`]).
 fn scan_pack(
     pack: &Pack,
     id: u32,
     from: u64,
     found: &mut Vec<(String, Entry)>,
-) -> Result<(u64, Option<u64>)> {
+) -> Result<(u64, Option<Damage>)> {
     let mut at = from;
     let mut buf = vec![0u8; SCAN_CHUNK];
-    let mut damage = None;
+    let damage = None;
     loop {
         let n = pread_full(&pack.fd, &mut buf, at).map_err(|e| io_err(e, &pack.name))?;
         if n == 0 {
@@ -485,14 +518,11 @@ fn scan_pack(
                     }
                     break;
                 }
-                Parsed::Damaged => match record::resync(&got[pos..]) {
-                    Some(skip) => {
-                        damage.get_or_insert(at + pos as u64);
-                        pos += skip;
-                    }
-                    // Not reported: it may be a record still arriving.
-                    None => return Ok((at + pos as u64, damage)),
-                },
+                Parsed::Damaged => {
+                    let here = at + pos as u64;
+                    let next = record::resync(&got[pos..]).map(|skip| here + skip as u64);
+                    return Ok((here, Some(Damage { at: here, next })));
+                }
             }
         }
         at += pos as u64;
@@ -532,7 +562,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let fd =
             rustix::fs::open(d.path(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
-        (d, PackSet::open(fd, false, None, 0))
+        let mut s = PackSet::open(fd, false, None, 0);
+        s.damage_lasts = std::time::Duration::ZERO;
+        (d, s)
     }
 
     fn write(d: &std::path::Path, name: &str, bytes: &[u8]) {
@@ -608,6 +640,26 @@ mod tests {
         s.refresh(Instant::now()).unwrap();
         assert_eq!(keys(&s), vec![("b".to_string(), Kind::Object)]);
         assert_eq!(s.damage(), vec![("w.pack".to_string(), 0)]);
+    }
+
+    #[test]
+    fn a_hole_that_fills_in_is_not_skipped() {
+        // GlusterFS's client can make the later part of a write visible
+        // before the earlier: zeros, then a good record.
+        let (d, mut s) = set();
+        s.damage_lasts = std::time::Duration::from_secs(3600);
+        let a = record::encode(Kind::Object, "a", b"", b"aaaa", 1, 0);
+        let b = record::encode(Kind::Object, "b", b"", b"bbbb", 2, 0);
+        let c = record::encode(Kind::Object, "c", b"", b"cccc", 3, 0);
+        let hole = vec![0u8; b.len()];
+        write(d.path(), "w.pack", &[a.clone(), hole, c.clone()].concat());
+        s.refresh(Instant::now()).unwrap();
+        assert_eq!(keys(&s).len(), 1);
+        assert!(s.damage().is_empty());
+        std::fs::write(d.path().join("w.pack"), [a, b, c].concat()).unwrap();
+        s.refresh(Instant::now()).unwrap();
+        assert_eq!(keys(&s).len(), 3);
+        assert!(s.damage().is_empty());
     }
 
     #[test]

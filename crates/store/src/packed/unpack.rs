@@ -104,6 +104,11 @@ impl Store {
     /// Damage the packs of `bucket` hold, as (pack, byte offset), after
     /// reading them all; and how many objects they hold.
     pub fn check_packs(&self, bucket: &str) -> Result<(u64, Vec<(String, u64)>)> {
+        let set = self
+            .packed(bucket)
+            .ok_or_else(|| s3err!(InvalidRequest, "bucket {bucket:?} is not packed"))?;
+        // A check reports damage as it finds it, without waiting for it to last.
+        set.refresh_with(Instant::now(), Duration::ZERO)?;
         let (set, entries) = self.packed_objects(bucket, "")?;
         let mut damage = set.damage();
         for (key, e) in &entries {
