@@ -436,6 +436,82 @@ class Tests:
             counts["first failure"] = first[0]
         self.report(self.label, "concurrent-overwrite", counts, bad or counts["reads"] == 0)
 
+    def t_compact(self):
+        """A packed bucket compacted on A (the packs a finished writer on A
+        left) while B writes new keys and C reads: every key reads as last
+        written, during and after, on every node."""
+        if self.label != "packed-embedded":
+            return  # a plain bucket has no packs; a server's stay open
+        n = self.n(300, 120)
+        half = n // 2
+        want, lock, first = {}, threading.Lock(), []
+        a = Agent(self, self.A, self.target(self.A))
+        for i in range(n):
+            key = f"cp/k{i % half}"
+            if a.call(f"put {BUCKET} {key} 3000 a{i}")[0] == "ok":
+                want[key] = f"a{i}"
+        for i in range(0, half, 5):
+            if a.call(f"del {BUCKET} cp/k{i}")[0] == "ok":
+                want[f"cp/k{i}"] = None
+        a.close()  # its process is gone: its packs are a compaction's
+        counts = {"reads": 0, "writes": 0, "wrong": 0, "errors": 0}
+        stop = threading.Event()
+
+        def check(g, key, tag):
+            if tag is None:
+                return g[0] == "err" and g[1] == "NoSuchKey"
+            return g[0] == "ok" and g[1] == tag and g[5] == "1"
+
+        def writer():
+            b, j = self.agent(self.B), 0
+            while not stop.is_set():
+                key, tag = f"cp/new{j}", f"b{j}"
+                r = b.call(f"put {BUCKET} {key} 3000 {tag}")
+                with lock:
+                    if r[0] == "ok":
+                        want[key] = tag
+                        counts["writes"] += 1
+                    else:
+                        counts["errors"] += 1
+                        first.append("PUT " + " ".join(r)[:120])
+                j += 1
+
+        def reader():
+            c, j = self.agent(self.C), 0
+            while not stop.is_set():
+                with lock:
+                    items = list(want.items())
+                key, tag = items[j % len(items)]
+                j += 7
+                g = c.call(f"get {BUCKET} {key}")
+                with lock:
+                    counts["reads"] += 1
+                    if not check(g, key, tag):
+                        counts["wrong"] += 1
+                        first.append(f"GET {key} want {tag}: " + " ".join(g)[:120])
+
+        ths = [threading.Thread(target=writer), threading.Thread(target=reader)]
+        for t in ths:
+            t.start()
+        try:
+            out = self.in_node(self.A, self.bin, "bucket", "compact", "--dir", self.data, BUCKET,
+                               "--min-garbage", "0", check=False)
+            time.sleep(1)
+        finally:
+            stop.set()
+            for t in ths:
+                t.join()
+        rewritten = int(out.stdout.split()[0]) if out.returncode == 0 and out.stdout else -1
+        c = self.agent(self.C)
+        after = sum(0 if check(c.call(f"get {BUCKET} {k}"), k, v) else 1 for k, v in want.items())
+        counts.update({"packs rewritten": rewritten, "wrong after": after})
+        if first:
+            counts["first"] = first[0]
+        if out.returncode:
+            counts["compact"] = (out.stderr or out.stdout).strip()[:160]
+        self.report(self.label, "compact-while-used", counts,
+                    counts["wrong"] + counts["errors"] + after + (rewritten < 1))
+
     def t_nest(self):
         """A key that becomes a prefix too (PUT p, then p/c) moves into a
         directory of its name; where the file system has no RENAME_EXCHANGE
@@ -978,10 +1054,12 @@ class Tests:
         tests = [("read-after-write", self.t_read_after_write), ("delete", self.t_delete),
                  ("listing", self.t_listing), ("concurrent", self.t_concurrent),
                  ("multipart", self.t_multipart), ("dir-handle", self.t_dir_handle),
-                 ("kill-sweep", self.t_kill_sweep), ("nest", self.t_nest)]
+                 ("kill-sweep", self.t_kill_sweep), ("nest", self.t_nest),
+                 ("compact", self.t_compact)]
         http_only = [("mapped-get", self.t_mapped_get), ("if-none-match", self.t_if_none_match)]
         # On a packed bucket: what its records must hold across nodes.
-        packed = {"read-after-write", "delete", "listing", "concurrent", "multipart", "if-none-match"}
+        packed = {"read-after-write", "delete", "listing", "concurrent", "multipart", "if-none-match",
+                  "compact"}
         t0 = time.time()
         try:
             if not self.only or "two-connections" in self.only:
