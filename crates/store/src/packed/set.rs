@@ -480,11 +480,10 @@ fn scan_pack(
 ) -> Result<(u64, Option<Damage>)> {
     let mut at = from;
     let mut buf = vec![0u8; SCAN_CHUNK];
-    let damage = None;
     loop {
         let n = pread_full(&pack.fd, &mut buf, at).map_err(|e| io_err(e, &pack.name))?;
         if n == 0 {
-            return Ok((at, damage));
+            return Ok((at, None));
         }
         let got = &buf[..n];
         let mut pos = 0;
@@ -493,7 +492,7 @@ fn scan_pack(
                 Parsed::Record { header, key, meta } => {
                     let end = at + pos as u64 + header.len();
                     if end > at + got.len() as u64 && !has_byte(pack, end - 1)? {
-                        return Ok((at + pos as u64, damage));
+                        return Ok((at + pos as u64, None));
                     }
                     found.push((
                         key.to_string(),
@@ -511,7 +510,7 @@ fn scan_pack(
                 Parsed::Short { need } => {
                     if n < buf.len() {
                         // The file ends inside this record.
-                        return Ok((at + pos as u64, damage));
+                        return Ok((at + pos as u64, None));
                     }
                     if pos == 0 {
                         buf.resize(need.max(buf.len() * 2), 0);
