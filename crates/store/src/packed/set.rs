@@ -233,11 +233,18 @@ impl PackSet {
             loop {
                 let (to, damage) = scan_pack(pack, i as u32, from, &mut found)?;
                 scan.scanned[i] = to;
-                let Some(Damage { at, next: Some(next) }) = damage else {
+                let Some(Damage {
+                    at,
+                    next: Some(next),
+                }) = damage
+                else {
                     break;
                 };
                 // Skipped, and reported, only once it has lasted.
-                let first = *scan.suspect.entry((i as u32, at)).or_insert_with(Instant::now);
+                let first = *scan
+                    .suspect
+                    .entry((i as u32, at))
+                    .or_insert_with(Instant::now);
                 if first.elapsed() < lasts {
                     break;
                 }
@@ -253,7 +260,10 @@ impl PackSet {
                 from = next;
             }
             // A seal is a pack's last record: nothing is read after it.
-            if found.last().is_some_and(|(_, e)| e.pack == i as u32 && e.kind == Kind::Seal) {
+            if found
+                .last()
+                .is_some_and(|(_, e)| e.pack == i as u32 && e.kind == Kind::Seal)
+            {
                 scan.sealed[i] = true;
                 found.pop();
             }
