@@ -81,19 +81,23 @@ impl Store {
     /// [`Store::packed_write`] (a multipart completion): takes the key's
     /// lock and checks `cond` against the key's state, records included.
     /// The caller writes with no condition of its own while it holds the
-    /// lock. None where the bucket is plain or there is no condition.
+    /// lock. None where the bucket is plain.
     pub(crate) fn packed_condition(
         &self,
         bucket: &str,
         key: &str,
         cond: &WriteCondition,
     ) -> Result<Option<SlotLock>> {
-        let Some(set) = self.packed(bucket).filter(|_| !cond.is_always()) else {
+        let Some(set) = self.packed(bucket) else {
             return Ok(None);
         };
+        // Held whether or not there is a condition: the completion puts a
+        // plain file at the key (see `packed_write`).
         let lock = self.lock_key(&set, key)?;
-        let prev = self.entry(&set, key)?;
-        self.check_write(&set, bucket, key, prev.as_ref(), cond)?;
+        if !cond.is_always() {
+            let prev = self.entry(&set, key)?;
+            self.check_write(&set, bucket, key, prev.as_ref(), cond)?;
+        }
         Ok(Some(lock))
     }
 }

@@ -268,7 +268,13 @@ impl Store {
     /// appended.
     pub(super) fn entry(&self, set: &PackSet, key: &str) -> Result<Option<Entry>> {
         set.refresh(Instant::now())?;
-        Ok(set.index.read().unwrap().get(key).cloned())
+        if let Some(e) = self.known(set, key) {
+            return Ok(Some(e));
+        }
+        // Not found: perhaps in a pack whose directory entry the stamp does
+        // not show yet (another node's new writer).
+        set.refresh_listing_packs()?;
+        Ok(self.known(set, key))
     }
 
     pub(super) fn info_of(&self, set: &PackSet, key: &str, e: &Entry) -> ObjectInfo {

@@ -145,7 +145,10 @@ pub(crate) fn parse(buf: &[u8]) -> Parsed<'_> {
     let u64_at = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().unwrap());
     let key_len = u16::from_le_bytes([buf[6], buf[7]]) as usize;
     let meta_len = u32_at(8) as usize;
-    if meta_len > 1 << 20 {
+    // Bounds no record of this engine passes (a pack's objects are at
+    // most PACK_MAX), so a crafted header cannot make a reader allocate or
+    // overflow.
+    if meta_len > 1 << 20 || u64_at(16) > 1 << 30 {
         return Parsed::Damaged;
     }
     let need = HEADER + key_len + meta_len;

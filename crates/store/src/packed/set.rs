@@ -32,6 +32,8 @@ const SCAN_CHUNK: usize = 64 << 10;
 /// them as damage (a write still arriving from another node fills in
 /// within milliseconds).
 pub(crate) const DAMAGE_LASTS: std::time::Duration = std::time::Duration::from_secs(2);
+/// How often a shared file system's packs directory is read, at least.
+const LIST_AT_LEAST: std::time::Duration = std::time::Duration::from_secs(1);
 /// Byte ranges of the lock file a key's conditional writes hash to.
 pub(crate) const LOCK_SLOTS: usize = 256;
 
@@ -84,6 +86,8 @@ struct Scan {
     dir: Option<DirStamp>,
     /// When the last refresh that completed began.
     last: Option<Instant>,
+    /// When the directory was last read.
+    listed: Option<Instant>,
 }
 
 /// This process's pack for one user. Its fd is closed when the pack has
@@ -186,6 +190,7 @@ impl PackSet {
                 known: HashMap::new(),
                 dir: None,
                 last: None,
+                listed: None,
             }),
             writers: Mutex::new(HashMap::new()),
             own: Mutex::new(Vec::new()),
@@ -204,6 +209,15 @@ impl PackSet {
         self.refresh_with(since, self.damage_lasts)
     }
 
+    /// [`PackSet::refresh`] that also reads the packs' directory whatever
+    /// its stamp says: on CephFS a directory's times reach other clients
+    /// lazily, so a pack another node has just made can be there before
+    /// the stamp shows it. For a key not found, before calling it missing.
+    pub fn refresh_listing_packs(&self) -> Result<()> {
+        self.scan.lock().unwrap().dir = None;
+        self.refresh_with(Instant::now(), self.damage_lasts)
+    }
+
     /// [`PackSet::refresh`], skipping damage once it has lasted `lasts`
     /// (zero: at once, for a check that reports it).
     pub fn refresh_with(&self, since: Instant, lasts: std::time::Duration) -> Result<()> {
@@ -215,7 +229,11 @@ impl PackSet {
         let read_at = SystemTime::now();
         let st = fstat(&self.dir).map_err(|e| io_err(e, PACKS_DIR))?;
         let stamp = DirStamp::of(&st);
-        if scan.dir != Some(stamp) {
+        // On a shared file system the directory is read at least once a
+        // second whatever its stamp says (see `refresh_listing_packs`).
+        let stale = self.shared && scan.listed.is_none_or(|t| t.elapsed() >= LIST_AT_LEAST);
+        if scan.dir != Some(stamp) || stale {
+            scan.listed = Some(Instant::now());
             self.discover(&mut scan)?;
             scan.dir = stamp.settled(read_at, self.shared).then_some(stamp);
         }
@@ -403,9 +421,16 @@ impl PackSet {
         let own = self.own.lock().unwrap();
         let packs = self.packs.read().unwrap();
         let host = crate::temp::host_field();
+        // Only a pack read to its end, with nothing in it that is not a
+        // record: what a scan has not indexed, a compaction would lose.
+        let whole = |i: usize| {
+            fstat(&packs[i].fd).is_ok_and(|st| st.st_size as u64 == scan.scanned[i])
+                && !scan.suspect.keys().any(|(p, _)| *p == i as u32)
+        };
         (0..packs.len())
             .filter(|i| !own.contains(&(*i as u32)))
             .filter(|i| scan.sealed[*i] || writer_gone(&packs[*i].name, &host))
+            .filter(|i| whole(*i))
             .map(|i| (i as u32, scan.scanned[i]))
             .collect()
     }
@@ -423,7 +448,9 @@ impl PackSet {
 
     /// Records what this process appended.
     pub fn indexed(&self, key: &str, e: Entry) {
-        let packs = self.packs.read().unwrap();
+        // The packs lock is let go before the index's is taken: a listing
+        // holds the index's and then asks for the packs' (one order only).
+        let packs = self.packs.read().unwrap().clone();
         insert_newer(&mut self.index.write().unwrap(), key.to_string(), e, &packs);
     }
 

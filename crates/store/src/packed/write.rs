@@ -33,18 +33,29 @@ impl Store {
         cond: &WriteCondition,
     ) -> Result<String> {
         let gathered = gather(source)?;
-        let _lock = match cond.is_always() {
+        // A write that makes or removes the key's plain file holds the
+        // key's lock, as every such write does: the file and its record
+        // change together, never between another's file and record.
+        let plain = !matches!(gathered, Gathered::Small(_)) || stored.access.is_some();
+        let mut lock = match cond.is_always() && !plain {
             true => None,
             false => Some(self.lock_key(set, key)?),
         };
-        // Only a condition or a sticky bucket needs the key's state as the
-        // packs hold it now; a plain PUT orders itself after what this
-        // process knows (and, by the clock, after every write that ended
-        // before it began), without a look at other writers' packs.
-        let prev = match cond.is_always() && set.sticky_owner.is_none() {
+        // Only a condition, a plain file or a sticky bucket needs the key's
+        // state as the packs hold it now; a plain PUT orders itself after
+        // what this process knows (and, by the clock, after every write
+        // that ended before it began), without a look at other writers'
+        // packs.
+        let mut prev = match lock.is_none() && set.sticky_owner.is_none() {
             true => self.known(set, key),
             false => self.entry(set, key)?,
         };
+        if lock.is_none() && prev.as_ref().is_some_and(|e| e.kind == Kind::Plain) {
+            // This write will remove the key's file: under the lock.
+            lock = Some(self.lock_key(set, key)?);
+            prev = self.entry(set, key)?;
+        }
+        let _lock = lock;
         if !cond.is_always() {
             self.check_write(set, bucket, key, prev.as_ref(), cond)?;
         }
@@ -171,7 +182,10 @@ impl Store {
                 e => io_err(e, &what()),
             });
         }
-        self.sync_data(fd).map_err(|e| io_err(e, &what()))?;
+        // A failed sync leaves a whole record that readers may have read
+        // past already: it stays (the next record goes after it), and the
+        // writer is told the write failed, as after a lost reply.
+        let synced = self.sync_data(fd);
         w.end += bytes.len() as u64;
         let e = Entry {
             kind: header.kind,
@@ -181,6 +195,7 @@ impl Store {
             header,
         };
         set.indexed(key, e.clone());
+        synced.map_err(|err| io_err(err, &what()))?;
         Ok(e)
     }
 
@@ -273,16 +288,19 @@ impl Store {
     ) -> Option<Result<()>> {
         let set = self.packed(bucket)?;
         let run = || -> Result<Option<()>> {
-            let _lock = match cond {
-                Some(_) => Some(self.lock_key(&set, key)?),
-                None => None,
-            };
             // As for a PUT: a tombstone newer than every record this
-            // process knows hides the rest too.
-            let look = cond.is_some() || set.sticky_owner.is_some();
+            // process knows hides the rest too. Where it may remove a file
+            // (the key is not a packed object here), under the key's lock.
+            let known = self.known(&set, key);
+            let file = known.as_ref().is_none_or(|e| e.kind == Kind::Plain);
+            let _lock = match cond.is_some() || file {
+                true => Some(self.lock_key(&set, key)?),
+                false => None,
+            };
+            let look = cond.is_some() || file || set.sticky_owner.is_some();
             let prev = match look {
                 true => self.entry(&set, key)?,
-                false => self.known(&set, key),
+                false => known,
             };
             if look && prev.as_ref().is_some_and(|e| e.kind == Kind::Tombstone) {
                 return Ok(Some(()));
