@@ -18,6 +18,15 @@ pub struct Compacted {
     pub bytes_freed: u64,
 }
 
+/// Releases a byte of the lock file when dropped.
+struct Unlock<'a>(&'a OwnedFd, u64);
+
+impl Drop for Unlock<'_> {
+    fn drop(&mut self) {
+        let _ = crate::probe::fcntl_lock(self.0.as_fd(), libc::F_SETLK, libc::F_UNLCK, self.1, 1);
+    }
+}
+
 /// The lock file's byte a compaction holds (past the keys' slots): one
 /// compaction per bucket at a time, on any node.
 const COMPACTION_SLOT: u64 = set::LOCK_SLOTS as u64;
@@ -30,13 +39,13 @@ impl Store {
         let set = self
             .packed(bucket)
             .ok_or_else(|| s3err!(InvalidRequest, "bucket {bucket:?} is not packed"))?;
-        let lock = openat(
-            &set.dir,
-            set::LOCK_FILE,
-            OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| io_err(e, &format!("{PACKS_DIR}/{}", set::LOCK_FILE)))?;
+        // One compaction per process at a time too: fcntl locks do not
+        // keep a process's threads apart.
+        static RUNNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let Ok(_running) = RUNNING.try_lock() else {
+            return Ok(Compacted::default());
+        };
+        let lock = set.lock_fd()?;
         let busy = |e| io_err(e, "the compaction lock");
         match crate::probe::fcntl_lock(
             lock.as_fd(),
@@ -49,6 +58,7 @@ impl Store {
             Err(Errno::ACCESS | Errno::AGAIN) => return Ok(Compacted::default()),
             Err(e) => return Err(busy(e)),
         }
+        let _unlock = Unlock(lock, COMPACTION_SLOT);
         set.refresh(Instant::now())?;
         let mut done = Compacted::default();
         for (pack, len) in set.closed_packs() {

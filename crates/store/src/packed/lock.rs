@@ -58,20 +58,7 @@ impl Store {
             slot,
             stripe,
         };
-        let fd = match set.lock.get() {
-            Some(fd) => fd,
-            None => {
-                let fd = openat(
-                    &set.dir,
-                    set::LOCK_FILE,
-                    OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(|e| io_err(e, &format!("{PACKS_DIR}/{}", set::LOCK_FILE)))?;
-                let _ = set.lock.set(fd);
-                set.lock.get().unwrap()
-            }
-        };
+        let fd = set.lock_fd()?;
         crate::probe::fcntl_lock(fd.as_fd(), libc::F_SETLKW, libc::F_WRLCK, slot as u64, 1)
             .map_err(|e| io_err(e, "a packed bucket's lock"))?;
         Ok(held)

@@ -176,7 +176,9 @@ impl Store {
     /// The bucket's layout.
     pub fn bucket_layout(&self, bucket: &str) -> Result<Layout> {
         self.head_bucket(bucket)?;
-        self.forget_layout(bucket);
+        // As this process last looked (within a second): forgetting the
+        // bucket's set would close its lock file, and with it the locks
+        // other threads hold there.
         Ok(match self.packed(bucket) {
             Some(_) => Layout::Packed,
             None => Layout::Plain,

@@ -454,6 +454,24 @@ impl PackSet {
         insert_newer(&mut self.index.write().unwrap(), key.to_string(), e, &packs);
     }
 
+    /// The bucket's lock file, opened once per set: fcntl locks belong to
+    /// the process, and closing any other fd of the file would release
+    /// every lock the process holds on it.
+    pub fn lock_fd(&self) -> Result<&OwnedFd> {
+        if let Some(fd) = self.lock.get() {
+            return Ok(fd);
+        }
+        let fd = openat(
+            &self.dir,
+            LOCK_FILE,
+            OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io_err(e, &format!("{PACKS_DIR}/{LOCK_FILE}")))?;
+        let _ = self.lock.set(fd);
+        Ok(self.lock.get().unwrap())
+    }
+
     pub fn pack(&self, i: u32) -> Option<Arc<Pack>> {
         self.packs.read().unwrap().get(i as usize).cloned()
     }
