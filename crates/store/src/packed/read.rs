@@ -72,6 +72,7 @@ impl Store {
             if n == len && record::crc(&data) == e.header.data_crc {
                 return Ok(data);
             }
+            set::forget_cached(&pack, e.at);
             std::thread::sleep(Duration::from_millis(1 << attempt));
         }
         Err(s3err!(
