@@ -113,6 +113,13 @@ pub fn run(command: BucketCommand) -> anyhow::Result<i32> {
                 "{} packs rewritten, {} records kept, {} bytes of dead records freed",
                 done.packs, done.records, done.bytes_freed
             );
+            if done.skipped > 0 {
+                println!(
+                    "{} packs of other users left alone: only root may compact them (the copies \
+                     keep their owner)",
+                    done.skipped
+                );
+            }
         }
         BucketCommand::Check { data, name } => {
             let (objects, damage) = open(&data)?.check_packs(&name)?;

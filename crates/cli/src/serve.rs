@@ -126,9 +126,14 @@ pub struct ServeArgs {
     /// their age; younger ones may belong to live writers on other nodes),
     /// walking the data root in the background.
     /// (Temporaries are never visible, so requests need not wait for it.)
+    /// The sweep then compacts packed buckets' closed packs that are at
+    /// least half dead records (one compaction per bucket on any node).
     #[arg(long, default_value_t = STALE_AGE.as_secs())]
     sweep_age: u64,
 }
+
+/// The share of dead records that makes the sweep compact a closed pack.
+const SWEEP_COMPACT_GARBAGE: f64 = 0.5;
 
 /// The share of one thread's time the background sweep may take.
 const SWEEP_SHARE: f64 = 0.25;
@@ -159,8 +164,36 @@ fn background_sweep(
                 ),
                 Err(e) => crate::say!("s3hpc serve: removing stale temporaries failed: {e}"),
             }
+            compact_packed_buckets(&store, &stop);
         });
     spawned.context("starting the sweep of stale temporaries")
+}
+
+/// Compacts each packed bucket's closed packs that are mostly dead
+/// records, and says what that freed.
+fn compact_packed_buckets(store: &Store, stop: &AtomicBool) {
+    let buckets = match store.list_buckets() {
+        Ok(b) => b,
+        Err(e) => return crate::say!("s3hpc serve: listing buckets to compact failed: {e}"),
+    };
+    for b in buckets {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        if !matches!(store.bucket_layout(&b.name), Ok(Layout::Packed)) {
+            continue;
+        }
+        match store.compact_bucket(&b.name, SWEEP_COMPACT_GARBAGE) {
+            Ok(done) if done.packs > 0 => crate::say!(
+                "s3hpc serve: compacted bucket {}: {} packs rewritten, {} bytes freed",
+                b.name,
+                done.packs,
+                done.bytes_freed
+            ),
+            Ok(_) => {}
+            Err(e) => crate::say!("s3hpc serve: compacting bucket {} failed: {e}", b.name),
+        }
+    }
 }
 
 fn rpc_address(s: &str) -> Result<Address, String> {

@@ -423,10 +423,88 @@ fn compaction_beside_writers_and_readers_loses_nothing() {
             }
         }
     }
+    // Every engine lets the removed packs go once its keys moved on to
+    // the copies (looked at once a second), so their space returns.
+    std::thread::sleep(Duration::from_millis(1100));
+    for s in [&writer, &reader, &compactor, &fresh] {
+        let _ = s.head_object(BUCKET, "k00");
+    }
+    let held: Vec<PathBuf> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|p| {
+            let p = p.to_string_lossy();
+            p.contains(".s3hpc-packs/") && p.ends_with(" (deleted)")
+        })
+        .collect();
+    assert!(held.is_empty(), "removed packs still open: {held:?}");
     // Fewer bytes on disk than written.
     let on_disk: u64 = packs(&root)
         .iter()
         .map(|p| std::fs::metadata(p).unwrap().len())
         .sum();
     assert!(on_disk < 3000 * 1000, "{on_disk} bytes in packs");
+}
+
+#[test]
+fn compaction_keeps_each_packs_owner_group_and_mode() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let tmp = test_dir();
+    let root = tmp.path().join("root");
+    let writer = packed_store(&root, Durability::None);
+    writer.set_pack_roll(16 << 10);
+    writer.create_bucket(BUCKET).unwrap();
+    for i in 0..60u64 {
+        put(&writer, BUCKET, &format!("k{i}"), &value(i));
+    }
+    // The sealed packs become another user's, readable by that user only.
+    let root_user = rustix::process::geteuid().is_root();
+    let (uid, gid) = if root_user { (4321, 4322) } else { (0, 0) };
+    // Those that end in a seal (a 40-byte record of kind 4), not the one
+    // its writer still has open.
+    let sealed: Vec<PathBuf> = packs(&root)
+        .into_iter()
+        .filter(|p| {
+            let b = std::fs::read(p).unwrap();
+            b.len() >= 40 && b[b.len() - 40..][..4] == *b"S3PK" && b[b.len() - 35] == 4
+        })
+        .collect();
+    assert!(sealed.len() >= 2, "{sealed:?}");
+    for p in &sealed {
+        if root_user {
+            std::os::unix::fs::chown(p, Some(uid), Some(gid)).unwrap();
+        }
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let compactor = packed_store(&root, Durability::None);
+    let done = compactor.compact_bucket(BUCKET, 0.0).unwrap();
+    if !root_user {
+        // Only root may give a pack to someone else: another user's are
+        // left alone.
+        assert_eq!(done.packs, 0, "{done:?}");
+        assert_eq!(done.skipped, sealed.len() as u64, "{done:?}");
+        return;
+    }
+    assert!(done.packs >= 2 && done.records >= 2, "{done:?}");
+    let after = packs(&root);
+    for p in &sealed {
+        assert!(!after.contains(p), "{p:?} was not compacted");
+    }
+    let made: Vec<&PathBuf> = after
+        .iter()
+        .filter(|p| {
+            let m = std::fs::metadata(p).unwrap();
+            m.uid() == uid
+        })
+        .collect();
+    assert_eq!(made.len(), 1, "one pack for the owner's copies: {after:?}");
+    let m = std::fs::metadata(made[0]).unwrap();
+    assert_eq!((m.gid(), m.mode() & 0o7777), (gid, 0o600));
+    // Everything reads back, through a fresh engine too.
+    let fresh = packed_store(&root, Durability::None);
+    for i in 0..60u64 {
+        for s in [&writer, &compactor, &fresh] {
+            assert_eq!(get(s, BUCKET, &format!("k{i}")), value(i));
+        }
+    }
 }

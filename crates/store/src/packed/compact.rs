@@ -16,6 +16,76 @@ pub struct Compacted {
     pub records: u64,
     /// Bytes of dead records the removed packs held.
     pub bytes_freed: u64,
+    /// Packs left alone because they belong to another user (only root
+    /// may compact them: the copies keep their owner).
+    pub skipped: u64,
+}
+
+/// Whose a pack is, and who may read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Owner {
+    uid: u32,
+    gid: u32,
+    mode: u32,
+}
+
+/// A pack a compaction copies records into: its own, of one owner, group
+/// and mode, sealed when the compaction ends.
+struct Dest {
+    fd: OwnedFd,
+    name: String,
+    pack: u32,
+    end: u64,
+    uid: u32,
+}
+
+impl Dest {
+    fn new(set: &PackSet, owner: Owner, durability: Durability) -> Result<Dest> {
+        let made = |d: &OwnedFd| write::sync_new_entry(durability, d);
+        let (fd, name, pack) = set.new_pack(owner.uid, made)?;
+        // Empty until both are set: nothing is readable in between.
+        let what = |e| io_err(e, &name);
+        rustix::fs::fchown(
+            &fd,
+            Some(rustix::process::Uid::from_raw(owner.uid)),
+            Some(rustix::process::Gid::from_raw(owner.gid)),
+        )
+        .map_err(what)?;
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(owner.mode)).map_err(what)?;
+        Ok(Dest {
+            fd,
+            name,
+            pack,
+            end: 0,
+            uid: owner.uid,
+        })
+    }
+
+    /// Appends a whole record; its index entry.
+    fn append(&mut self, bytes: &[u8]) -> Result<Entry> {
+        let record::Parsed::Record { header, meta, .. } = record::parse(bytes) else {
+            return Err(s3err!(
+                InternalError,
+                "a compaction's copy is not a whole record"
+            ));
+        };
+        write::pwrite_all(&self.fd, bytes, self.end).map_err(|e| io_err(e, &self.name))?;
+        let at = self.end;
+        self.end += bytes.len() as u64;
+        Ok(Entry {
+            kind: header.kind,
+            pack: self.pack,
+            at,
+            meta: meta.into(),
+            header,
+        })
+    }
+
+    fn seal(mut self) -> Result<()> {
+        let seal = record::encode(Kind::Seal, "", &[], &[], stamp_after(None), self.uid);
+        self.append(&seal)?;
+        crate::fscalls::fsync(&self.fd).map_err(|e| io_err(e, &self.name))
+    }
 }
 
 /// Releases a byte of the lock file when dropped.
@@ -60,50 +130,84 @@ impl Store {
         }
         let _unlock = Unlock(lock, COMPACTION_SLOT);
         set.refresh(Instant::now())?;
+        let euid = rustix::process::geteuid().as_raw();
         let mut done = Compacted::default();
-        for (pack, len) in set.closed_packs() {
-            let live: Vec<(String, Entry)> = set
-                .index
-                .read()
-                .unwrap()
-                .iter()
-                .filter(|(_, e)| e.pack == pack)
-                .map(|(k, e)| (k.clone(), e.clone()))
-                .collect();
-            let live_bytes: u64 = live.iter().map(|(_, e)| e.header.len()).sum();
-            if len == 0 || ((len - live_bytes.min(len)) as f64) < min_garbage * len as f64 {
-                continue;
-            }
-            let Some(p) = set.pack(pack) else { continue };
-            // Every copy first; a damaged record keeps its pack as it is.
-            let mut copies = Vec::with_capacity(live.len());
-            for (key, e) in &live {
-                let mut bytes = vec![0u8; e.header.len() as usize];
-                let n =
-                    set::pread_full(&p.fd, &mut bytes, e.at).map_err(|err| io_err(err, &p.name))?;
-                let whole = n == bytes.len()
-                    && record::crc(&bytes[e.header.data_at() as usize..]) == e.header.data_crc;
-                if !whole {
-                    copies.clear();
-                    break;
+        let mut into: HashMap<Owner, Dest> = HashMap::new();
+        let result = (|| {
+            for (pack, len) in set.closed_packs() {
+                let Some(p) = set.pack(pack) else { continue };
+                let st = fstat(&p.fd).map_err(|e| io_err(e, &p.name))?;
+                let owner = Owner {
+                    uid: st.st_uid,
+                    gid: st.st_gid,
+                    mode: st.st_mode & 0o7777,
+                };
+                // Copies go to a pack of the same owner, group and mode,
+                // so no one may read them who could not read the original;
+                // only root can give a pack to someone else.
+                if euid != 0 && owner.uid != euid {
+                    done.skipped += 1;
+                    continue;
                 }
-                copies.push((key, e, bytes));
+                let live: Vec<(String, Entry)> = set
+                    .index
+                    .read()
+                    .unwrap()
+                    .iter()
+                    .filter(|(_, e)| e.pack == pack)
+                    .map(|(k, e)| (k.clone(), e.clone()))
+                    .collect();
+                let live_bytes: u64 = live.iter().map(|(_, e)| e.header.len()).sum();
+                if len == 0 || ((len - live_bytes.min(len)) as f64) < min_garbage * len as f64 {
+                    continue;
+                }
+                // Every copy first; a damaged record keeps its pack as it is.
+                let mut copies = Vec::with_capacity(live.len());
+                for (key, e) in &live {
+                    let mut bytes = vec![0u8; e.header.len() as usize];
+                    let n = set::pread_full(&p.fd, &mut bytes, e.at)
+                        .map_err(|err| io_err(err, &p.name))?;
+                    let whole = n == bytes.len()
+                        && record::crc(&bytes[e.header.data_at() as usize..]) == e.header.data_crc;
+                    match record::copied(&bytes) {
+                        Some(copy) if whole => copies.push((key, e, copy)),
+                        _ => break,
+                    }
+                }
+                if copies.len() != live.len() {
+                    continue;
+                }
+                let dest = match into.entry(owner) {
+                    std::collections::hash_map::Entry::Occupied(d) => d.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(Dest::new(&set, owner, self.config.durability)?)
+                    }
+                };
+                let mut moved = Vec::with_capacity(copies.len());
+                for (key, e, copy) in copies {
+                    moved.push((key, (pack, e.at), dest.append(&copy)?));
+                }
+                // The copies are on disk before the only other copy goes,
+                // whatever the durability asked of writes.
+                crate::fscalls::fsync(&dest.fd).map_err(|e| io_err(e, &dest.name))?;
+                for (key, old, new) in moved {
+                    set.moved(key, old, new);
+                }
+                match crate::fscalls::unlinkat(&set.dir, p.name.as_str(), AtFlags::empty()) {
+                    Ok(()) | Err(Errno::NOENT) => {}
+                    Err(e) => return Err(io_err(e, &p.name)),
+                }
+                done.packs += 1;
+                done.records += live.len() as u64;
+                done.bytes_freed += len - live_bytes.min(len);
             }
-            if copies.len() != live.len() {
-                continue;
-            }
-            for (key, e, bytes) in copies {
-                let new = self.append_record(&set, key, &bytes)?;
-                set.moved(key, (pack, e.at), new);
-            }
-            match crate::fscalls::unlinkat(&set.dir, p.name.as_str(), AtFlags::empty()) {
-                Ok(()) | Err(Errno::NOENT) => {}
-                Err(e) => return Err(io_err(e, &p.name)),
-            }
-            done.packs += 1;
-            done.records += live.len() as u64;
-            done.bytes_freed += len - live_bytes.min(len);
+            Ok(())
+        })();
+        // Sealed, the compaction's packs are a later compaction's to take.
+        for (_, dest) in into {
+            dest.seal()?;
         }
+        result?;
         Ok(done)
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!  0  magic "S3PK"           16 data length (u64)
-//!  4  format (1)             24 time stamp, ns since the epoch (u64)
+//!  4  format (1) | copies<<4 24 time stamp, ns since the epoch (u64)
 //!  5  kind                   32 CRC32C of the data
 //!  6  key length (u16)       36 CRC32C of bytes 0..36, the key and the metadata
 //!  8  metadata length (u32)  40 key, metadata (StoredMeta's encoding), data
@@ -14,11 +14,16 @@
 //! All integers little-endian. The header's checksum covers everything an
 //! index entry is made of, so a scan that skips the data still never
 //! indexes a damaged name; the data's checksum is checked by every GET.
+//! `copies` counts the compactions that copied the record (saturating at
+//! 15): a copy wins over the record it was copied from, so every reader
+//! moves on to it and lets the old pack go.
 
 use crc_fast::CrcAlgorithm::Crc32Iscsi;
 
 pub(crate) const MAGIC: &[u8; 4] = b"S3PK";
 const FORMAT: u8 = 1;
+/// The most compactions a record's header counts.
+const MAX_COPIES: u8 = 15;
 pub(crate) const HEADER: usize = 40;
 
 /// What a record says of its key.
@@ -58,6 +63,8 @@ pub(crate) struct Header {
     pub stamp: u64,
     pub uid: u32,
     pub data_crc: u32,
+    /// How many compactions copied it.
+    pub copies: u8,
 }
 
 impl Header {
@@ -106,6 +113,22 @@ pub(crate) fn encode(
     out
 }
 
+/// A compaction's copy of the whole record `bytes`: the same record, its
+/// copy count one higher. None if `bytes` is not a whole record.
+pub(crate) fn copied(bytes: &[u8]) -> Option<Vec<u8>> {
+    let Parsed::Record { header, .. } = parse(bytes) else {
+        return None;
+    };
+    let mut out = bytes.to_vec();
+    out[4] = FORMAT | (header.copies.saturating_add(1).min(MAX_COPIES) << 4);
+    let named = header.data_at() as usize;
+    let mut head = crc_fast::Digest::new(Crc32Iscsi);
+    head.update(&out[..36]);
+    head.update(&out[HEADER..named]);
+    out[36..40].copy_from_slice(&(head.finalize() as u32).to_le_bytes());
+    Some(out)
+}
+
 /// What a scan finds at one offset.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Parsed<'a> {
@@ -135,7 +158,7 @@ pub(crate) fn parse(buf: &[u8]) -> Parsed<'_> {
         }
         return Parsed::Short { need: HEADER };
     }
-    if &buf[..4] != MAGIC || buf[4] != FORMAT {
+    if &buf[..4] != MAGIC || buf[4] & 0x0f != FORMAT {
         return Parsed::Damaged;
     }
     let Some(kind) = Kind::from_u8(buf[5]) else {
@@ -173,6 +196,7 @@ pub(crate) fn parse(buf: &[u8]) -> Parsed<'_> {
             stamp: u64_at(24),
             uid: u32_at(12),
             data_crc: u32_at(32),
+            copies: buf[4] >> 4,
         },
         key,
         meta: &buf[HEADER + key_len..need],
@@ -241,6 +265,31 @@ mod tests {
             panic!()
         };
         assert_ne!(crc(&bad[header.data_at() as usize..]), header.data_crc);
+    }
+
+    #[test]
+    fn a_copy_is_the_same_record_counted_once_more() {
+        let rec = encode(Kind::Object, "k", b"meta", b"data", 9, 5);
+        let mut bytes = rec.clone();
+        for n in 1..=20u8 {
+            bytes = copied(&bytes).unwrap();
+            let (
+                Parsed::Record { header: a, .. },
+                Parsed::Record {
+                    header: b,
+                    key,
+                    meta,
+                },
+            ) = (parse(&rec), parse(&bytes))
+            else {
+                panic!("copy {n} does not parse")
+            };
+            assert_eq!((key, meta), ("k", &b"meta"[..]));
+            assert_eq!(b.copies, n.min(MAX_COPIES));
+            assert_eq!(Header { copies: 0, ..b }, a);
+            assert_eq!(&bytes[HEADER + 5..], b"data");
+        }
+        assert_eq!(copied(&rec[..30]), None);
     }
 
     #[test]

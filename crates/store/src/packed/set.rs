@@ -60,9 +60,14 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    fn order(&self, packs: &[Arc<Pack>]) -> (u64, u64, u64) {
-        let tie = packs.get(self.pack as usize).map_or(0, |p| p.tie);
-        (self.header.stamp, tie, self.at)
+    /// Newest last: the time stamp, then a compaction's copy over its
+    /// original, then the packs' and offsets' order.
+    fn order(&self, packs: &[Option<Arc<Pack>>]) -> (u64, u8, u64, u64) {
+        let tie = packs
+            .get(self.pack as usize)
+            .and_then(Option::as_ref)
+            .map_or(0, |p| p.tie);
+        (self.header.stamp, self.header.copies, tie, self.at)
     }
 
     pub fn last_modified(&self) -> SystemTime {
@@ -76,6 +81,11 @@ struct Scan {
     scanned: Vec<u64>,
     /// Parallel to `PackSet::packs`: its writer sealed it.
     sealed: Vec<bool>,
+    /// Packs still open that the directory no longer holds (a compaction
+    /// removed them): closed once no key's newest record is in them.
+    gone: Vec<u32>,
+    /// When packs gone were last looked at.
+    gone_checked: Option<Instant>,
     /// Damage seen (pack, offset), reported once.
     damaged: Vec<(u32, u64)>,
     /// Bytes that were not a record, and when they were first seen.
@@ -153,7 +163,8 @@ fn close_when_idle(w: &Arc<Mutex<Writer>>) {
 
 pub(crate) struct PackSet {
     pub dir: OwnedFd,
-    pub packs: RwLock<Vec<Arc<Pack>>>,
+    /// Every pack this process opened, by number; None once closed.
+    pub packs: RwLock<Vec<Option<Arc<Pack>>>>,
     pub index: RwLock<BTreeMap<String, Entry>>,
     scan: Mutex<Scan>,
     pub writers: Mutex<HashMap<u32, Arc<Mutex<Writer>>>>,
@@ -185,6 +196,8 @@ impl PackSet {
             scan: Mutex::new(Scan {
                 scanned: Vec::new(),
                 sealed: Vec::new(),
+                gone: Vec::new(),
+                gone_checked: None,
                 damaged: Vec::new(),
                 suspect: HashMap::new(),
                 known: HashMap::new(),
@@ -241,10 +254,8 @@ impl PackSet {
         let own = self.own.lock().unwrap().clone();
         let mut found = Vec::new();
         for (i, pack) in packs.iter().enumerate() {
-            if own.contains(&(i as u32)) {
-                continue;
-            }
-            if scan.sealed[i] {
+            let Some(pack) = pack else { continue };
+            if own.contains(&(i as u32)) || scan.sealed[i] || scan.gone.contains(&(i as u32)) {
                 continue;
             }
             let mut from = scan.scanned[i];
@@ -292,8 +303,40 @@ impl PackSet {
                 insert_newer(&mut index, key, e, &packs);
             }
         }
+        self.close_gone(&mut scan);
         scan.last = Some(began);
         Ok(())
+    }
+
+    /// Closes the packs the directory no longer holds that no key's
+    /// newest record is in any more (a compaction's copies, newer by
+    /// their count, took their place), so their space returns. At most
+    /// once a second: it walks the index.
+    fn close_gone(&self, scan: &mut Scan) {
+        if scan.gone.is_empty()
+            || scan
+                .gone_checked
+                .is_some_and(|t| t.elapsed() < LIST_AT_LEAST)
+        {
+            return;
+        }
+        scan.gone_checked = Some(Instant::now());
+        let used: std::collections::HashSet<u32> = {
+            let index = self.index.read().unwrap();
+            index
+                .values()
+                .map(|e| e.pack)
+                .filter(|p| scan.gone.contains(p))
+                .collect()
+        };
+        let mut packs = self.packs.write().unwrap();
+        scan.gone.retain(|p| {
+            if used.contains(p) {
+                return true;
+            }
+            packs[*p as usize] = None;
+            false
+        });
     }
 
     /// Opens the packs the directory holds that this process has not.
@@ -301,10 +344,22 @@ impl PackSet {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let d = openat(&self.dir, ".", flags, Mode::empty()).map_err(|e| io_err(e, PACKS_DIR))?;
         let entries = read_dir(&d).map_err(|e| io_err(e, PACKS_DIR))?;
-        let mut names: Vec<String> = entries
+        let listed: std::collections::HashSet<String> = entries
             .flatten()
             .filter_map(|e| e.file_name().to_str().ok().map(str::to_string))
-            .filter(|n| n.ends_with(PACK_SUFFIX) && !scan.known.contains_key(n))
+            .filter(|n| n.ends_with(PACK_SUFFIX))
+            .collect();
+        // Packs this process has open that are no longer there (its own
+        // sealed ones too).
+        for (i, p) in self.packs.read().unwrap().iter().enumerate() {
+            let i = i as u32;
+            if p.as_ref().is_some_and(|p| !listed.contains(&p.name)) && !scan.gone.contains(&i) {
+                scan.gone.push(i);
+            }
+        }
+        let mut names: Vec<String> = listed
+            .into_iter()
+            .filter(|n| !scan.known.contains_key(n))
             .collect();
         names.sort();
         for name in names {
@@ -331,12 +386,12 @@ impl PackSet {
     fn add_pack(&self, scan: &mut Scan, name: String, fd: OwnedFd, owner: u32) -> u32 {
         let tie = crate::meta::mix(record::crc(name.as_bytes()) as u64);
         let mut packs = self.packs.write().unwrap();
-        packs.push(Arc::new(Pack {
+        packs.push(Some(Arc::new(Pack {
             name: name.clone(),
             fd,
             owner,
             tie,
-        }));
+        })));
         scan.scanned.push(0);
         scan.sealed.push(false);
         scan.known.insert(name, ());
@@ -379,7 +434,11 @@ impl PackSet {
 
     /// Creates a pack for this process and `uid`, open for appending, and
     /// opens it for reading among the set's packs.
-    fn new_pack(&self, uid: u32, made: impl FnOnce(&OwnedFd)) -> Result<(OwnedFd, String, u32)> {
+    pub fn new_pack(
+        &self,
+        uid: u32,
+        made: impl FnOnce(&OwnedFd),
+    ) -> Result<(OwnedFd, String, u32)> {
         let name = format!(
             "{}.{}.{uid}.{:08x}{PACK_SUFFIX}",
             crate::temp::host_field(),
@@ -423,15 +482,16 @@ impl PackSet {
         let host = crate::temp::host_field();
         // Only a pack read to its end, with nothing in it that is not a
         // record: what a scan has not indexed, a compaction would lose.
-        let whole = |i: usize| {
-            fstat(&packs[i].fd).is_ok_and(|st| st.st_size as u64 == scan.scanned[i])
+        let whole = |p: &Pack, i: usize| {
+            fstat(&p.fd).is_ok_and(|st| st.st_size as u64 == scan.scanned[i])
                 && !scan.suspect.keys().any(|(p, _)| *p == i as u32)
         };
         (0..packs.len())
-            .filter(|i| !own.contains(&(*i as u32)))
-            .filter(|i| scan.sealed[*i] || writer_gone(&packs[*i].name, &host))
-            .filter(|i| whole(*i))
-            .map(|i| (i as u32, scan.scanned[i]))
+            .filter(|i| !own.contains(&(*i as u32)) && !scan.gone.contains(&(*i as u32)))
+            .filter_map(|i| Some((i, packs[i].as_ref()?)))
+            .filter(|(i, p)| scan.sealed[*i] || writer_gone(&p.name, &host))
+            .filter(|(i, p)| whole(p, *i))
+            .map(|(i, _)| (i as u32, scan.scanned[i]))
             .collect()
     }
 
@@ -473,7 +533,12 @@ impl PackSet {
     }
 
     pub fn pack(&self, i: u32) -> Option<Arc<Pack>> {
-        self.packs.read().unwrap().get(i as usize).cloned()
+        self.packs
+            .read()
+            .unwrap()
+            .get(i as usize)
+            .cloned()
+            .flatten()
     }
 
     /// The damage refreshes found: (pack name, offset).
@@ -482,7 +547,7 @@ impl PackSet {
         let packs = self.packs.read().unwrap();
         scan.damaged
             .iter()
-            .map(|(p, at)| (packs[*p as usize].name.clone(), *at))
+            .filter_map(|(p, at)| Some((packs[*p as usize].as_ref()?.name.clone(), *at)))
             .collect()
     }
 }
@@ -501,7 +566,12 @@ fn writer_gone(name: &str, host: &str) -> bool {
         && rustix::process::test_kill_process(pid) == Err(Errno::SRCH)
 }
 
-fn insert_newer(index: &mut BTreeMap<String, Entry>, key: String, e: Entry, packs: &[Arc<Pack>]) {
+fn insert_newer(
+    index: &mut BTreeMap<String, Entry>,
+    key: String,
+    e: Entry,
+    packs: &[Option<Arc<Pack>>],
+) {
     match index.get_mut(&key) {
         Some(old) if old.order(packs) >= e.order(packs) => {}
         Some(old) => *old = e,

@@ -147,14 +147,7 @@ impl Store {
             return Err(s3err!(InternalError, "{key}: not a whole record"));
         };
         let uid = rustix::process::geteuid().as_raw();
-        let made = |d: &OwnedFd| {
-            if self.config.durability == Durability::Fsync {
-                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-                if let Ok(d) = openat(d, ".", flags, Mode::empty()) {
-                    let _ = crate::fscalls::fsync(&d);
-                }
-            }
-        };
+        let made = |d: &OwnedFd| sync_new_entry(self.config.durability, d);
         let writer = set.writer(uid, made)?;
         let mut w = writer.lock().unwrap();
         if w.end >= self.pack_roll() {
@@ -425,7 +418,18 @@ fn gather(source: Source<'_>) -> Result<Gathered<'_>> {
     }
 }
 
-fn pwrite_all(fd: &OwnedFd, mut buf: &[u8], mut at: u64) -> rustix::io::Result<()> {
+/// Makes a new pack's directory entry durable in `packs_dir`, where
+/// `durability` asks it.
+pub(super) fn sync_new_entry(durability: Durability, packs_dir: &OwnedFd) {
+    if durability == Durability::Fsync {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        if let Ok(d) = openat(packs_dir, ".", flags, Mode::empty()) {
+            let _ = crate::fscalls::fsync(&d);
+        }
+    }
+}
+
+pub(super) fn pwrite_all(fd: &OwnedFd, mut buf: &[u8], mut at: u64) -> rustix::io::Result<()> {
     while !buf.is_empty() {
         match crate::fscalls::count(crate::fscalls::Kind::Write, rustix::io::pwrite(fd, buf, at)) {
             Ok(0) => return Err(Errno::NOSPC),
