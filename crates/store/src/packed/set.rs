@@ -103,11 +103,65 @@ struct Scan {
 /// This process's pack for one user. Its fd is closed when the pack has
 /// been idle a while (see [`IDLE`]) and opened again by the next append.
 pub(crate) struct Writer {
-    fd: Option<OwnedFd>,
+    fd: Option<Arc<OwnedFd>>,
     name: String,
     pub pack: u32,
     pub end: u64,
     used: Instant,
+    /// The pack's syncs, which appends wait for without the writer.
+    pub sync: Arc<GroupSync>,
+}
+
+/// The syncs of one pack, shared by its appends (group commit): a sync
+/// covers every append that completed before it began, so writers
+/// waiting at once share one sync instead of taking turns, each holding
+/// the pack.
+#[derive(Default)]
+pub(crate) struct GroupSync {
+    /// The pack's bytes appended so far (set after each append).
+    pub written: std::sync::atomic::AtomicU64,
+    state: Mutex<Synced>,
+}
+
+#[derive(Default)]
+struct Synced {
+    /// Bytes a sync made durable.
+    upto: u64,
+    /// Bytes a failed sync covered, and its error: the kernel reports a
+    /// failed write-back once, so a later sync cannot vouch for them.
+    failed_upto: u64,
+    failure: Option<Errno>,
+}
+
+impl GroupSync {
+    /// Returns once the pack's bytes up to `end` are synced, by `sync`
+    /// on `fd` here or by another append's sync that covered them.
+    pub fn sync_to(
+        &self,
+        end: u64,
+        fd: &OwnedFd,
+        sync: impl FnOnce(&OwnedFd) -> rustix::io::Result<()>,
+    ) -> rustix::io::Result<()> {
+        let mut s = self.state.lock().unwrap();
+        if end <= s.failed_upto {
+            return Err(s.failure.unwrap_or(Errno::IO));
+        }
+        if end <= s.upto {
+            return Ok(());
+        }
+        let target = self.written.load(std::sync::atomic::Ordering::Acquire);
+        match sync(fd) {
+            Ok(()) => {
+                s.upto = s.upto.max(target);
+                Ok(())
+            }
+            Err(e) => {
+                s.failed_upto = s.failed_upto.max(target);
+                s.failure = Some(e);
+                Err(e)
+            }
+        }
+    }
 }
 
 /// How long a writer's pack stays open with nothing appended. A file open
@@ -120,15 +174,15 @@ pub(crate) const IDLE: std::time::Duration = std::time::Duration::from_millis(20
 
 impl Writer {
     /// The pack's fd, opened again (through `dir`) if it was closed.
-    pub fn fd(&mut self, dir: &OwnedFd) -> Result<&OwnedFd> {
+    pub fn fd(&mut self, dir: &OwnedFd) -> Result<Arc<OwnedFd>> {
         self.used = Instant::now();
         if self.fd.is_none() {
             let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             let fd = openat(dir, self.name.as_str(), flags, Mode::empty())
                 .map_err(|e| io_err(e, &self.name))?;
-            self.fd = Some(fd);
+            self.fd = Some(Arc::new(fd));
         }
-        Ok(self.fd.as_ref().unwrap())
+        Ok(self.fd.clone().unwrap())
     }
 }
 
@@ -408,11 +462,12 @@ impl PackSet {
         }
         let (fd, name, pack) = self.new_pack(uid, made)?;
         let w = Arc::new(Mutex::new(Writer {
-            fd: Some(fd),
+            fd: Some(Arc::new(fd)),
             name,
             pack,
             end: 0,
             used: Instant::now(),
+            sync: Arc::default(),
         }));
         close_when_idle(&w);
         writers.insert(uid, w.clone());
@@ -423,11 +478,12 @@ impl PackSet {
     pub fn roll(&self, w: &mut Writer, uid: u32, made: impl FnOnce(&OwnedFd)) -> Result<()> {
         let (fd, name, pack) = self.new_pack(uid, made)?;
         *w = Writer {
-            fd: Some(fd),
+            fd: Some(Arc::new(fd)),
             name,
             pack,
             end: 0,
             used: Instant::now(),
+            sync: Arc::default(),
         };
         Ok(())
     }

@@ -155,17 +155,17 @@ impl Store {
             let seal = record::encode(Kind::Seal, "", &[], &[], stamp_after(None), uid);
             let at = w.end;
             let fd = w.fd(&set.dir)?;
-            pwrite_all(fd, &seal, at).map_err(|e| io_err(e, "sealing a pack"))?;
-            self.sync_data(fd)
+            pwrite_all(&fd, &seal, at).map_err(|e| io_err(e, "sealing a pack"))?;
+            self.sync_data(&fd)
                 .map_err(|e| io_err(e, "sealing a pack"))?;
             set.roll(&mut w, uid, made)?;
         }
         let at = w.end;
         let what = || format!("{key} (appending to a pack)");
         let fd = w.fd(&set.dir)?;
-        if let Err(e) = pwrite_all(fd, bytes, at) {
+        if let Err(e) = pwrite_all(&fd, bytes, at) {
             // Nothing half written stays: the next record starts here.
-            let _ = rustix::fs::ftruncate(fd, at);
+            let _ = rustix::fs::ftruncate(&fd, at);
             return Err(match e {
                 Errno::NOSPC | Errno::DQUOT => s3err!(
                     InsufficientStorage,
@@ -175,20 +175,32 @@ impl Store {
                 e => io_err(e, &what()),
             });
         }
-        // A failed sync leaves a whole record that readers may have read
-        // past already: it stays (the next record goes after it), and the
-        // writer is told the write failed, as after a lost reply.
-        let synced = self.sync_data(fd);
         w.end += bytes.len() as u64;
+        let end = w.end;
+        let pack = w.pack;
+        let group = w.sync.clone();
+        group
+            .written
+            .store(end, std::sync::atomic::Ordering::Release);
+        // The sync is waited for without the pack: appends that arrive
+        // meanwhile go on, and one sync covers them all.
+        drop(w);
         let e = Entry {
             kind: header.kind,
-            pack: w.pack,
+            pack,
             at,
             meta: meta.into(),
             header,
         };
         set.indexed(key, e.clone());
-        synced.map_err(|err| io_err(err, &what()))?;
+        // A failed sync leaves a whole record that readers may have read
+        // past already: it stays (the next record goes after it), and the
+        // writer is told the write failed, as after a lost reply.
+        if self.syncs_data() {
+            group
+                .sync_to(end, &fd, |fd| self.sync_data(fd))
+                .map_err(|err| io_err(err, &what()))?;
+        }
         Ok(e)
     }
 
