@@ -787,6 +787,39 @@ mod tests {
     }
 
     #[test]
+    fn one_sync_covers_what_was_appended_before_it_and_a_failure_sticks() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let d = tempfile::tempdir().unwrap();
+        let fd: OwnedFd = std::fs::File::create(d.path().join("p")).unwrap().into();
+        let g = GroupSync::default();
+        let calls = std::cell::Cell::new(0);
+        let ok = |_: &OwnedFd| {
+            calls.set(calls.get() + 1);
+            Ok(())
+        };
+        let fail = |_: &OwnedFd| {
+            calls.set(calls.get() + 1);
+            Err(Errno::IO)
+        };
+        g.written.store(10, SeqCst);
+        g.sync_to(4, &fd, ok).unwrap();
+        // Bytes 4..10 were appended before that sync began: covered.
+        g.sync_to(10, &fd, ok).unwrap();
+        assert_eq!(calls.get(), 1);
+        g.written.store(20, SeqCst);
+        assert_eq!(g.sync_to(20, &fd, fail), Err(Errno::IO));
+        // What the failed sync covered fails without another sync (one
+        // that succeeds now could not vouch for it).
+        assert_eq!(g.sync_to(15, &fd, ok), Err(Errno::IO));
+        assert_eq!(calls.get(), 2);
+        g.written.store(30, SeqCst);
+        g.sync_to(30, &fd, ok).unwrap();
+        assert_eq!(g.sync_to(18, &fd, ok), Err(Errno::IO));
+        g.sync_to(25, &fd, ok).unwrap();
+        assert_eq!(calls.get(), 3);
+    }
+
+    #[test]
     fn a_pack_truncated_anywhere_indexes_exactly_its_whole_records() {
         let a = record::encode(Kind::Object, "a", b"", b"aaaa", 1, 0);
         let b = record::encode(Kind::Object, "b", b"m", b"bbbbbbbb", 2, 0);
