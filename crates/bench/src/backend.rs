@@ -43,6 +43,9 @@ pub struct BackendConfig {
     /// The layout of the buckets S3 backends make (the engine's; POSIX
     /// is unaffected).
     pub layout: Layout,
+    /// The size up to which packed buckets pack objects (None: the
+    /// engine's default).
+    pub pack_max: Option<u64>,
     pub s3_mode: S3Mode,
     /// The gateway of the `remote` backend; `None` starts one. `{host}`
     /// stands for this host's name (`per_host`): one gateway per node.
@@ -119,6 +122,7 @@ impl Default for BackendConfig {
             etag: EtagPolicy::Fast,
             durability: Durability::None,
             layout: Layout::Plain,
+            pack_max: None,
             s3_mode: S3Mode::SingleBucket,
             remote: None,
             http_endpoint: None,
@@ -365,13 +369,17 @@ fn libs3_client(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Libs3Client> 
         None => {
             let dir = std::fs::canonicalize(dir)
                 .with_context(|| format!("resolving {}", dir.display()))?;
-            format!(
+            let mut host = format!(
                 "file://{}?etag={}&durability={}&layout={}",
                 dir.display(),
                 cfg.etag.as_str(),
                 cfg.durability.as_str(),
                 cfg.layout.as_str()
-            )
+            );
+            if let Some(n) = cfg.pack_max {
+                host += &format!("&pack-max={n}");
+            }
+            host
         }
     };
     let target = Libs3Target {
@@ -402,6 +410,9 @@ fn open_store(dir: &Path, cfg: &BackendConfig) -> anyhow::Result<Arc<Store>> {
     let store = Store::open(dir, config)
         .with_context(|| format!("opening the engine on {}", dir.display()))?;
     store.set_default_layout(cfg.layout);
+    if let Some(n) = cfg.pack_max {
+        store.set_default_pack_max(n)?;
+    }
     Ok(Arc::new(store))
 }
 

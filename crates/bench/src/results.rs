@@ -29,6 +29,10 @@ pub struct RunInfo {
     /// The S3 backends' bucket layout (written only when packed).
     #[serde(skip_serializing_if = "is_plain")]
     pub layout: &'static str,
+    /// The size up to which packed buckets packed objects, if not the
+    /// engine's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pack_max: Option<u64>,
     pub s3_mode: &'static str,
     pub caps: Caps,
     pub caps_lowered: bool,

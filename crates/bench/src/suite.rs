@@ -194,6 +194,7 @@ fn run_in(opts: &SuiteOptions, run_dir: &Path, out: &mut dyn Write) -> anyhow::R
         etag: opts.config.etag.as_str(),
         durability: opts.config.durability.as_str(),
         layout: opts.config.layout.as_str(),
+        pack_max: opts.config.pack_max,
         s3_mode: opts.config.s3_mode.as_str(),
         caps,
         caps_lowered: lowered,

@@ -164,6 +164,10 @@ pub struct CommonArgs {
     /// The layout of the S3 backends' buckets: plain or packed.
     #[arg(long, default_value = "plain")]
     layout: Layout,
+    /// With --layout packed: pack objects up to this size (k, m suffixes;
+    /// default 1m, at most 64m).
+    #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
+    pack_max: Option<u64>,
     /// Keep the run directory and its data.
     #[arg(long)]
     keep: bool,
@@ -191,6 +195,7 @@ impl CommonArgs {
             etag: self.etag,
             durability: self.durability,
             layout: self.layout,
+            pack_max: self.pack_max,
             remote: self.remote.clone(),
             http_endpoint: self.http.endpoint()?,
             libs3: self.http.libs3(),

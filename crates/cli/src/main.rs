@@ -187,6 +187,10 @@ struct Io500Args {
     /// or packed (small objects appended to pack files).
     #[arg(long, default_value = "plain")]
     layout: Layout,
+    /// With --layout packed: pack objects up to this size (k, m suffixes;
+    /// default 1m, at most 64m). 4m makes ior-easy's transfers appends.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pack_max: Option<u64>,
     /// ior-easy bytes per rank at most (suffixes k, m, g, t). Default 8g.
     /// Caps not given shrink to fit the free space and inodes of --dir (and
     /// free RAM on tmpfs); caps given by hand are kept as given.
@@ -361,6 +365,7 @@ fn io500_options(a: Io500Args, stop: &Stop) -> anyhow::Result<SuiteOptions> {
         etag: a.etag,
         durability: a.durability,
         layout: a.layout,
+        pack_max: a.pack_max,
         s3_mode: a.s3_mode,
         remote: a.remote,
         http_endpoint,

@@ -105,6 +105,10 @@ pub struct ServeArgs {
     /// bucket`).
     #[arg(long, default_value = "plain")]
     layout: Layout,
+    /// The size up to which packed buckets made through this server pack
+    /// objects (k, m suffixes; default 1m, at most 64m).
+    #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
+    pack_max: Option<u64>,
     /// Connections beyond this many are refused.
     #[arg(long, default_value_t = 4096)]
     max_connections: usize,
@@ -311,6 +315,9 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
     let store = Store::open(&a.data, config)
         .with_context(|| format!("opening the data directory {}", a.data.display()))?;
     store.set_default_layout(a.layout);
+    if let Some(n) = a.pack_max {
+        store.set_default_pack_max(n)?;
+    }
     let store = Arc::new(store);
     let access_log = a
         .access_log

@@ -202,11 +202,16 @@ fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
                 "{host:?}: a file host needs an absolute path, as in file:///data/s3"
             )));
         }
-        let (config, layout) =
+        let (config, layout, pack_max) =
             store_config(options).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
         let store =
             Store::open(path, config).map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
         store.set_default_layout(layout);
+        if let Some(n) = pack_max {
+            store
+                .set_default_pack_max(n)
+                .map_err(|e| Failure::BadHost(format!("{host:?}: {e}")))?;
+        }
         return Ok(Arc::new(EmbeddedClient::new(Arc::new(store))));
     }
     if host.starts_with("unix:") || host.starts_with("s3hpc://") || host.starts_with("tcp:") {
@@ -241,26 +246,33 @@ fn open(host: &str, target: &Target) -> Result<Arc<dyn S3Client>, Failure> {
 }
 
 /// The engine settings of a `file://` host's query (`etag=md5|fast`,
-/// `durability=none|fsync`, `layout=plain|packed` for new buckets, joined
-/// by `&`); unset ones keep the engine's defaults (MD5 ETags, no fsync,
-/// plain buckets).
-fn store_config(options: &str) -> Result<(StoreConfig, Layout), String> {
+/// `durability=none|fsync`, `layout=plain|packed` for new buckets and
+/// `pack-max=BYTES` for new packed buckets, joined by `&`); unset ones keep
+/// the engine's defaults (MD5 ETags, no fsync, plain buckets).
+fn store_config(options: &str) -> Result<(StoreConfig, Layout, Option<u64>), String> {
     let mut config = StoreConfig::default();
     let mut layout = Layout::Plain;
+    let mut pack_max = None;
     for pair in options.split('&').filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
             Some(("etag", v)) => config.etag = v.parse()?,
             Some(("durability", v)) => config.durability = v.parse()?,
             Some(("layout", v)) => layout = v.parse()?,
+            Some(("pack-max", v)) => {
+                let n = v
+                    .parse()
+                    .map_err(|_| format!("pack-max={v:?}: give the size in bytes"))?;
+                pack_max = Some(n);
+            }
             _ => {
                 return Err(format!(
                     "unknown option {pair:?}: use etag=md5|fast, durability=none|fsync, \
-                     layout=plain|packed"
+                     layout=plain|packed, pack-max=BYTES"
                 ))
             }
         }
     }
-    Ok((config, layout))
+    Ok((config, layout, pack_max))
 }
 
 #[cfg(test)]

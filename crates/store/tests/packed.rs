@@ -508,3 +508,50 @@ fn compaction_keeps_each_packs_owner_group_and_mode() {
         }
     }
 }
+
+#[test]
+fn a_bucket_sets_the_size_up_to_which_it_packs() {
+    let tmp = test_dir();
+    let root = tmp.path().join("root");
+    let s = packed_store(&root, Durability::None);
+    s.create_bucket(BUCKET).unwrap();
+    assert_eq!(s.pack_max(BUCKET), Some(PACK_MAX));
+    let two_mib: Vec<u8> = (0..2u32 << 20).map(|i| (i % 251) as u8).collect();
+    put(&s, BUCKET, "before", &two_mib);
+    assert!(
+        root.join(BUCKET).join("before").exists(),
+        "over 1 MiB: a file"
+    );
+    s.set_pack_max(BUCKET, 4 << 20).unwrap();
+    put(&s, BUCKET, "after", &two_mib);
+    assert!(!root.join(BUCKET).join("after").exists(), "packed at 4 MiB");
+    // Another process follows the bucket's threshold, and reads both.
+    let other = packed_store(&root, Durability::None);
+    assert_eq!(other.pack_max(BUCKET), Some(4 << 20));
+    for key in ["before", "after"] {
+        assert_eq!(get(&other, BUCKET, key), two_mib, "{key}");
+    }
+    put(&other, BUCKET, "other", &two_mib);
+    assert!(!root.join(BUCKET).join("other").exists());
+    // Bounds, and plain buckets, get clear errors.
+    expect_err(
+        s.set_pack_max(BUCKET, PACK_MAX_LIMIT + 1),
+        ErrorCode::InvalidArgument,
+        &["at most"],
+    );
+    let plain = Store::open(&root, StoreConfig::default()).unwrap();
+    plain
+        .create_bucket_with("plain-bucket", Layout::Plain)
+        .unwrap();
+    expect_err(
+        plain.set_pack_max("plain-bucket", 4 << 20),
+        ErrorCode::InvalidRequest,
+        &["not packed"],
+    );
+    // New buckets of a store told so get the threshold.
+    plain.set_default_pack_max(2 << 20).unwrap();
+    plain
+        .create_bucket_with("packed-two", Layout::Packed)
+        .unwrap();
+    assert_eq!(plain.pack_max("packed-two"), Some(2 << 20));
+}

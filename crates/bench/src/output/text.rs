@@ -385,6 +385,7 @@ mod tests {
             etag: "fast",
             durability: "none",
             layout: "plain",
+            pack_max: None,
             s3_mode: "single-bucket",
             caps: crate::io500::Caps::default(),
             caps_lowered: false,

@@ -39,8 +39,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Objects larger than this stay plain files in a packed bucket.
+/// Objects larger than this stay plain files in a packed bucket, unless
+/// the bucket says otherwise ([`Store::set_pack_max`]).
 pub const PACK_MAX: u64 = 1 << 20;
+
+/// The largest threshold a bucket may set: a packed object is read whole
+/// into memory by a GET, and gathered whole by a PUT.
+pub const PACK_MAX_LIMIT: u64 = PACK_ROLL;
 
 /// A writer seals its pack and starts another once it holds this many
 /// bytes: sealed packs are what a compaction rewrites.
@@ -90,6 +95,8 @@ pub(crate) struct Layouts {
     recheck_ms: AtomicU64,
     /// [`PACK_ROLL`], unless a test set another (0: the default).
     roll: AtomicU64,
+    /// The threshold of new packed buckets (0: [`PACK_MAX`]).
+    new_pack_max: AtomicU64,
 }
 
 struct Known {
@@ -140,7 +147,12 @@ impl Store {
             .get(bucket)
             .and_then(|k| k.set.clone());
         let set = match statat(&self.root_fd, path.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) if old.as_ref().is_some_and(|s| s.ino == st.st_ino) => old,
+            Ok(st) if old.as_ref().is_some_and(|s| s.ino == st.st_ino) => {
+                // Another process may have set a new threshold.
+                let max = self.read_pack_max(&path).unwrap_or(PACK_MAX);
+                old.as_ref().unwrap().pack_max.store(max, Ordering::Relaxed);
+                old
+            }
             Ok(_) => self.open_packs(bucket, &path),
             Err(_) => None,
         };
@@ -160,12 +172,70 @@ impl Store {
         let ino = fstat(&dir).ok()?.st_ino;
         let b = statat(&self.root_fd, bucket, AtFlags::SYMLINK_NOFOLLOW).ok()?;
         let sticky = (b.st_mode & libc::S_ISVTX != 0).then_some(b.st_uid);
-        Some(Arc::new(PackSet::open(
-            dir,
-            self.profile.shared,
-            sticky,
-            ino,
-        )))
+        let set = PackSet::open(dir, self.profile.shared, sticky, ino);
+        let max = self.read_pack_max(path).unwrap_or(PACK_MAX);
+        set.pack_max.store(max, Ordering::Relaxed);
+        Some(Arc::new(set))
+    }
+
+    /// The threshold `packs` (a packs directory's path) keeps, if any.
+    fn read_pack_max(&self, packs: &str) -> Option<u64> {
+        let path = format!("{packs}/{}", set::PACK_MAX_FILE);
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = openat(&self.root_fd, path.as_str(), flags, Mode::empty()).ok()?;
+        let mut text = String::new();
+        File::from(fd).read_to_string(&mut text).ok()?;
+        let n: u64 = text.trim().parse().ok()?;
+        Some(n.min(PACK_MAX_LIMIT))
+    }
+
+    /// Sets the size up to which `bucket`'s objects are packed (larger
+    /// ones stay plain files), at most [`PACK_MAX_LIMIT`]. Objects already
+    /// stored stay where they are; every process follows the new threshold
+    /// once it opens the bucket's packs again, and until then packs or
+    /// not by the old one, which readers handle alike.
+    pub fn set_pack_max(&self, bucket: &str, bytes: u64) -> Result<()> {
+        if bytes > PACK_MAX_LIMIT {
+            return Err(s3err!(
+                InvalidArgument,
+                "a packed bucket packs objects of at most {PACK_MAX_LIMIT} bytes (asked: \
+                 {bytes}); larger ones are better as files"
+            ));
+        }
+        let set = self
+            .packed(bucket)
+            .ok_or_else(|| s3err!(InvalidRequest, "bucket {bucket:?} is not packed"))?;
+        let what = format!("bucket {bucket}'s {}", set::PACK_MAX_FILE);
+        let tmp = format!(".{}.{}", set::PACK_MAX_FILE, std::process::id());
+        let flags =
+            OFlags::CREATE | OFlags::TRUNC | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = openat(
+            &set.dir,
+            tmp.as_str(),
+            flags,
+            Mode::from_bits_truncate(0o644),
+        )
+        .map_err(|e| io_err(e, &what))?;
+        let written = File::from(fd).write_all(format!("{bytes}\n").as_bytes());
+        let renamed = written
+            .map_err(|e| S3Error::from_io(&e, &what))
+            .and_then(|_| {
+                crate::fscalls::renameat(&set.dir, tmp.as_str(), &set.dir, set::PACK_MAX_FILE)
+                    .map_err(|e| io_err(e, &what))
+            });
+        if renamed.is_err() {
+            let _ = crate::fscalls::unlinkat(&set.dir, tmp.as_str(), AtFlags::empty());
+        }
+        renamed?;
+        set.pack_max.store(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The size up to which `bucket`'s objects are packed; None for a
+    /// plain bucket.
+    pub fn pack_max(&self, bucket: &str) -> Option<u64> {
+        self.packed(bucket)
+            .map(|s| s.pack_max.load(Ordering::Relaxed))
     }
 
     /// Forgets what this process knew of `bucket`'s layout (it was deleted).
@@ -213,6 +283,19 @@ impl Store {
         self.layouts.new_packed.store(packed, Ordering::Relaxed);
     }
 
+    /// The threshold new packed buckets get ([`Store::set_pack_max`]);
+    /// [`PACK_MAX`] unless set.
+    pub fn set_default_pack_max(&self, bytes: u64) -> Result<()> {
+        if bytes > PACK_MAX_LIMIT {
+            return Err(s3err!(
+                InvalidArgument,
+                "a packed bucket packs objects of at most {PACK_MAX_LIMIT} bytes (asked: {bytes})"
+            ));
+        }
+        self.layouts.new_pack_max.store(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+
     pub(crate) fn default_layout(&self) -> Layout {
         match self.layouts.new_packed.load(Ordering::Relaxed) {
             true => Layout::Packed,
@@ -225,6 +308,10 @@ impl Store {
         self.make_bucket(bucket)?;
         if layout == Layout::Packed {
             self.pack_bucket(bucket)?;
+            match self.layouts.new_pack_max.load(Ordering::Relaxed) {
+                0 => {}
+                max => self.set_pack_max(bucket, max)?,
+            }
         }
         Ok(())
     }
@@ -256,7 +343,11 @@ impl Store {
             Err(Errno::EXIST) => {}
             Err(e) => return Err(io_err(e, &what)),
         }
-        self.forget_layout(bucket);
+        // Seen packed from now on; a set already open is kept (dropping it
+        // would close its lock file, and with it other threads' locks).
+        if self.packed(bucket).is_none() {
+            self.forget_layout(bucket);
+        }
         Ok(())
     }
 

@@ -34,6 +34,8 @@ const SCAN_CHUNK: usize = 64 << 10;
 pub(crate) const DAMAGE_LASTS: std::time::Duration = std::time::Duration::from_secs(2);
 /// How often a shared file system's packs directory is read, at least.
 const LIST_AT_LEAST: std::time::Duration = std::time::Duration::from_secs(1);
+/// The file that keeps a bucket's threshold, if not [`super::PACK_MAX`].
+pub(crate) const PACK_MAX_FILE: &str = "pack-max";
 /// Byte ranges of the lock file a key's conditional writes hash to.
 pub(crate) const LOCK_SLOTS: usize = 256;
 
@@ -235,6 +237,8 @@ pub(crate) struct PackSet {
     pub ino: u64,
     /// [`DAMAGE_LASTS`] (tests set zero).
     pub damage_lasts: std::time::Duration,
+    /// Objects up to this size are packed; larger ones are plain files.
+    pub pack_max: std::sync::atomic::AtomicU64,
 }
 
 fn io_err(e: Errno, what: &str) -> S3Error {
@@ -266,6 +270,7 @@ impl PackSet {
             lock: std::sync::OnceLock::new(),
             ino,
             damage_lasts: DAMAGE_LASTS,
+            pack_max: super::PACK_MAX.into(),
         }
     }
 
