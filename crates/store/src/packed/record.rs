@@ -92,6 +92,21 @@ pub(crate) fn encode(
     stamp: u64,
     uid: u32,
 ) -> Vec<u8> {
+    let mut out = head(kind, key, meta, data, stamp, uid);
+    out.extend_from_slice(data);
+    out
+}
+
+/// A record's bytes before its data (header, key, metadata): written
+/// with the data in one `pwritev`, the data never copied.
+pub(crate) fn head(
+    kind: Kind,
+    key: &str,
+    meta: &[u8],
+    data: &[u8],
+    stamp: u64,
+    uid: u32,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + key.len() + meta.len() + data.len());
     out.extend_from_slice(MAGIC);
     out.push(FORMAT);
@@ -109,7 +124,6 @@ pub(crate) fn encode(
     out.extend_from_slice(&(head.finalize() as u32).to_le_bytes());
     out.extend_from_slice(key.as_bytes());
     out.extend_from_slice(meta);
-    out.extend_from_slice(data);
     out
 }
 

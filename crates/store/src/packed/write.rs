@@ -8,7 +8,8 @@ use super::*;
 /// What a packed bucket's PUT is given: bytes in hand, or a source too
 /// large to pack.
 enum Gathered<'a> {
-    Small(Vec<u8>),
+    /// Borrowed where the body was in memory already: never copied.
+    Small(std::borrow::Cow<'a, [u8]>),
     Large(Source<'a>),
     /// A stream found too large: its head, read to find out, then the rest.
     LargeStream {
@@ -135,17 +136,17 @@ impl Store {
         stamp: u64,
     ) -> Result<()> {
         let uid = rustix::process::geteuid().as_raw();
-        let bytes = record::encode(kind, key, meta, data, stamp, uid);
-        self.append_record(set, key, &bytes).map(drop)
+        let head = record::head(kind, key, meta, data, stamp, uid);
+        self.append_record(set, key, &head, data).map(drop)
     }
 
-    /// Appends the bytes of one whole record (made by `record::encode`, or
-    /// a compaction's copy) to this process's pack, indexes it, and returns
-    /// its entry.
-    pub(super) fn append_record(&self, set: &PackSet, key: &str, bytes: &[u8]) -> Result<Entry> {
-        let record::Parsed::Record { header, meta, .. } = record::parse(bytes) else {
+    /// Appends one record, `head` (from `record::head`) then `data`, to
+    /// this process's pack, indexes it, and returns its entry.
+    fn append_record(&self, set: &PackSet, key: &str, head: &[u8], data: &[u8]) -> Result<Entry> {
+        let record::Parsed::Record { header, meta, .. } = record::parse(head) else {
             return Err(s3err!(InternalError, "{key}: not a whole record"));
         };
+        let len = head.len() + data.len();
         let uid = rustix::process::geteuid().as_raw();
         let made = |d: &OwnedFd| sync_new_entry(self.config.durability, d);
         let writer = set.writer(uid, made)?;
@@ -162,7 +163,7 @@ impl Store {
         let at = w.end;
         let what = || format!("{key} (appending to a pack)");
         let fd = w.fd(&set.dir)?;
-        if let Err(e) = pwrite_all(&fd, bytes, at) {
+        if let Err(e) = pwritev_all(&fd, head, data, at) {
             // Nothing half written stays: the next record starts here.
             let _ = rustix::fs::ftruncate(&fd, at);
             return Err(match e {
@@ -174,7 +175,7 @@ impl Store {
                 e => io_err(e, &what()),
             });
         }
-        w.end += bytes.len() as u64;
+        w.end += len as u64;
         let end = w.end;
         let pack = w.pack;
         let group = w.sync.clone();
@@ -376,7 +377,7 @@ fn packed_etag(stamp: u64, len: usize) -> String {
 fn gather(source: Source<'_>, max: u64) -> Result<Gathered<'_>> {
     let read_err = |e: std::io::Error| S3Error::from_io(&e, "reading the object's data");
     match source {
-        Source::Body(PutBody::Bytes(b)) if b.len() as u64 <= max => Ok(Gathered::Small(b.to_vec())),
+        Source::Body(PutBody::Bytes(b)) if b.len() as u64 <= max => Ok(Gathered::Small(b.into())),
         Source::Body(PutBody::Stream { len: Some(n), .. }) if n > max => {
             Ok(Gathered::Large(source))
         }
@@ -394,7 +395,7 @@ fn gather(source: Source<'_>, max: u64) -> Result<Gathered<'_>> {
                         data.len()
                     ));
                 }
-                return Ok(Gathered::Small(data));
+                return Ok(Gathered::Small(data.into()));
             }
             // Too large: the plain path writes what was read, then the rest.
             Ok(Gathered::LargeStream {
@@ -421,7 +422,7 @@ fn gather(source: Source<'_>, max: u64) -> Result<Gathered<'_>> {
                 }
                 at += len as usize;
             }
-            Ok(Gathered::Small(data))
+            Ok(Gathered::Small(data.into()))
         }
         other => Ok(Gathered::Large(other)),
     }
@@ -444,6 +445,30 @@ pub(super) fn sync_new_entry(durability: Durability, packs_dir: &OwnedFd) {
         if let Ok(d) = openat(packs_dir, ".", flags, Mode::empty()) {
             let _ = crate::fscalls::fsync(&d);
         }
+    }
+}
+
+/// `head` then `data` at `at`, in one `pwritev` unless the file system
+/// takes less (then the rest by `pwrite`s).
+fn pwritev_all(fd: &OwnedFd, head: &[u8], data: &[u8], at: u64) -> rustix::io::Result<()> {
+    let parts = [std::io::IoSlice::new(head), std::io::IoSlice::new(data)];
+    let n = loop {
+        match crate::fscalls::count(
+            crate::fscalls::Kind::Write,
+            rustix::io::pwritev(fd, &parts, at),
+        ) {
+            Err(Errno::INTR) => {}
+            other => break other?,
+        }
+    };
+    if n == 0 && head.len() + data.len() > 0 {
+        return Err(Errno::NOSPC);
+    }
+    if n < head.len() {
+        pwrite_all(fd, &head[n..], at + n as u64)?;
+        pwrite_all(fd, data, at + head.len() as u64)
+    } else {
+        pwrite_all(fd, &data[n - head.len()..], at + n as u64)
     }
 }
 
