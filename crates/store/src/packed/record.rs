@@ -1,5 +1,5 @@
 //! One record of a pack file: what a PUT, a DELETE or a move to a plain
-//! file appends. A record is written with one `pwrite` and never changed;
+//! file appends. A record is written with one `pwritev` and never changed;
 //! a reader trusts it only when both of its checksums hold.
 //!
 //! ```text
