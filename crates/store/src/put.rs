@@ -384,13 +384,13 @@ impl Store {
         Ok(dirfd)
     }
 
-    /// Syncs a file's data as `--durability` asks, or as the file system
-    /// needs for another client to read it.
     /// Whether [`Store::sync_data`] does anything.
     pub(crate) fn syncs_data(&self) -> bool {
         self.config.durability == Durability::Fsync || self.profile.buffered_writes
     }
 
+    /// Syncs a file's data as `--durability` asks, or as the file system
+    /// needs for another client to read it.
     pub(crate) fn sync_data(&self, fd: &OwnedFd) -> rustix::io::Result<()> {
         if self.config.durability == Durability::Fsync {
             fsync(fd)

@@ -539,6 +539,20 @@ fn a_bucket_sets_the_size_up_to_which_it_packs() {
         ErrorCode::InvalidArgument,
         &["at most"],
     );
+    expect_err(
+        s.set_pack_max(BUCKET, 0),
+        ErrorCode::InvalidArgument,
+        &["plain bucket"],
+    );
+    // A threshold file someone else left (anyone may write in the packs'
+    // directory) is not followed.
+    if rustix::process::geteuid().is_root() {
+        let file = root.join(BUCKET).join(".s3hpc-packs/pack-max");
+        std::os::unix::fs::chown(&file, Some(4321), None).unwrap();
+        let third = packed_store(&root, Durability::None);
+        assert_eq!(third.pack_max(BUCKET), Some(PACK_MAX));
+        std::os::unix::fs::chown(&file, Some(0), None).unwrap();
+    }
     let plain = Store::open(&root, StoreConfig::default()).unwrap();
     plain
         .create_bucket_with("plain-bucket", Layout::Plain)

@@ -40,18 +40,23 @@ struct Dest {
 }
 
 impl Dest {
-    fn new(set: &PackSet, owner: Owner, durability: Durability) -> Result<Dest> {
-        let made = |d: &OwnedFd| write::sync_new_entry(durability, d);
-        let (fd, name, pack) = set.new_pack(owner.uid, made)?;
-        // Empty until both are set: nothing is readable in between.
-        let what = |e| io_err(e, &name);
-        rustix::fs::fchown(
-            &fd,
-            Some(rustix::process::Uid::from_raw(owner.uid)),
-            Some(rustix::process::Gid::from_raw(owner.gid)),
-        )
-        .map_err(what)?;
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(owner.mode)).map_err(what)?;
+    fn new(set: &PackSet, owner: Owner) -> Result<Dest> {
+        // Its name is durable before any pack it replaces goes, whatever
+        // the durability asked of writes.
+        let made = |d: &OwnedFd| write::sync_new_entry(Durability::Fsync, d);
+        // Made with no permissions, then given its owner and mode: no one
+        // can open it in between (an fd opened then would stay open).
+        let ready = |fd: &OwnedFd| {
+            let what = |e| io_err(e, "a compaction's pack");
+            rustix::fs::fchown(
+                fd,
+                Some(rustix::process::Uid::from_raw(owner.uid)),
+                Some(rustix::process::Gid::from_raw(owner.gid)),
+            )
+            .map_err(what)?;
+            rustix::fs::fchmod(fd, Mode::from_raw_mode(owner.mode)).map_err(what)
+        };
+        let (fd, name, pack) = set.new_pack_as(owner.uid, Mode::empty(), ready, made)?;
         Ok(Dest {
             fd,
             name,
@@ -112,8 +117,11 @@ impl Store {
         // One compaction per process at a time too: fcntl locks do not
         // keep a process's threads apart.
         static RUNNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let Ok(_running) = RUNNING.try_lock() else {
-            return Ok(Compacted::default());
+        let _running = match RUNNING.try_lock() {
+            Ok(g) => g,
+            // A compaction that panicked left nothing this one relies on.
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(Compacted::default()),
         };
         let lock = set.lock_fd()?;
         let busy = |e| io_err(e, "the compaction lock");
@@ -134,7 +142,16 @@ impl Store {
         let mut done = Compacted::default();
         let mut into: HashMap<Owner, Dest> = HashMap::new();
         let result = (|| {
-            for (pack, len) in set.closed_packs() {
+            let closed = set.closed_packs();
+            // A record is dead because a newer one is elsewhere, perhaps in
+            // a pack its writer (a killed compaction) never synced: those
+            // are synced before anything they supersede goes.
+            for (pack, _) in &closed {
+                if let Some(p) = set.pack(*pack) {
+                    crate::fscalls::fdatasync(&p.fd).map_err(|e| io_err(e, &p.name))?;
+                }
+            }
+            for (pack, len) in closed {
                 let Some(p) = set.pack(pack) else { continue };
                 let st = fstat(&p.fd).map_err(|e| io_err(e, &p.name))?;
                 let owner = Owner {
@@ -180,7 +197,7 @@ impl Store {
                 let dest = match into.entry(owner) {
                     std::collections::hash_map::Entry::Occupied(d) => d.into_mut(),
                     std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert(Dest::new(&set, owner, self.config.durability)?)
+                        v.insert(Dest::new(&set, owner)?)
                     }
                 };
                 let mut moved = Vec::with_capacity(copies.len());
@@ -204,10 +221,8 @@ impl Store {
             Ok(())
         })();
         // Sealed, the compaction's packs are a later compaction's to take.
-        for (_, dest) in into {
-            dest.seal()?;
-        }
-        result?;
+        let sealed = into.into_values().map(Dest::seal).fold(Ok(()), Result::and);
+        result.and(sealed)?;
         Ok(done)
     }
 }

@@ -104,6 +104,30 @@ struct Known {
     checked: Instant,
 }
 
+/// The threshold a bucket's packs directory keeps: a regular file of at
+/// most a few bytes owned by root or the bucket's owner (anyone may write in
+/// the directory), else [`PACK_MAX`].
+fn read_pack_max(set: &PackSet) -> u64 {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(fd) = openat(&set.dir, set::PACK_MAX_FILE, flags, Mode::empty()) else {
+        return PACK_MAX;
+    };
+    let trusted = fstat(&fd).is_ok_and(|st| {
+        st.st_mode & libc::S_IFMT == libc::S_IFREG
+            && (st.st_uid == 0 || st.st_uid == set.bucket_owner)
+    });
+    let mut text = [0u8; 24];
+    let n = match trusted {
+        true => set::pread_full(&fd, &mut text, 0).unwrap_or(0),
+        false => 0,
+    };
+    std::str::from_utf8(&text[..n])
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0)
+        .map_or(PACK_MAX, |n| n.min(PACK_MAX_LIMIT))
+}
+
 /// The stamp of a new record: the clock, but always after `prev` (the
 /// key's newest record this process knows) and after every stamp this
 /// process gave, so a key's records are ordered as their writes were.
@@ -149,8 +173,8 @@ impl Store {
         let set = match statat(&self.root_fd, path.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) if old.as_ref().is_some_and(|s| s.ino == st.st_ino) => {
                 // Another process may have set a new threshold.
-                let max = self.read_pack_max(&path).unwrap_or(PACK_MAX);
-                old.as_ref().unwrap().pack_max.store(max, Ordering::Relaxed);
+                let set = old.as_ref().unwrap();
+                set.pack_max.store(read_pack_max(set), Ordering::Relaxed);
                 old
             }
             Ok(_) => self.open_packs(bucket, &path),
@@ -172,21 +196,10 @@ impl Store {
         let ino = fstat(&dir).ok()?.st_ino;
         let b = statat(&self.root_fd, bucket, AtFlags::SYMLINK_NOFOLLOW).ok()?;
         let sticky = (b.st_mode & libc::S_ISVTX != 0).then_some(b.st_uid);
-        let set = PackSet::open(dir, self.profile.shared, sticky, ino);
-        let max = self.read_pack_max(path).unwrap_or(PACK_MAX);
-        set.pack_max.store(max, Ordering::Relaxed);
+        let mut set = PackSet::open(dir, self.profile.shared, sticky, ino);
+        set.bucket_owner = b.st_uid;
+        set.pack_max.store(read_pack_max(&set), Ordering::Relaxed);
         Some(Arc::new(set))
-    }
-
-    /// The threshold `packs` (a packs directory's path) keeps, if any.
-    fn read_pack_max(&self, packs: &str) -> Option<u64> {
-        let path = format!("{packs}/{}", set::PACK_MAX_FILE);
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = openat(&self.root_fd, path.as_str(), flags, Mode::empty()).ok()?;
-        let mut text = String::new();
-        File::from(fd).read_to_string(&mut text).ok()?;
-        let n: u64 = text.trim().parse().ok()?;
-        Some(n.min(PACK_MAX_LIMIT))
     }
 
     /// Sets the size up to which `bucket`'s objects are packed (larger
@@ -202,21 +215,40 @@ impl Store {
                  {bytes}); larger ones are better as files"
             ));
         }
+        if bytes == 0 {
+            return Err(s3err!(
+                InvalidArgument,
+                "a packed bucket packs objects of at least 1 byte; a plain bucket packs none"
+            ));
+        }
         let set = self
             .packed(bucket)
             .ok_or_else(|| s3err!(InvalidRequest, "bucket {bucket:?} is not packed"))?;
+        let me = rustix::process::geteuid();
+        if !me.is_root() && me.as_raw() != set.bucket_owner {
+            return Err(s3err!(
+                AccessDenied,
+                "only the owner of bucket {bucket:?} (uid {}) or root sets its threshold",
+                set.bucket_owner
+            ));
+        }
         let what = format!("bucket {bucket}'s {}", set::PACK_MAX_FILE);
-        let tmp = format!(".{}.{}", set::PACK_MAX_FILE, std::process::id());
+        let tmp = format!(
+            ".{}.{}.{:x}",
+            set::PACK_MAX_FILE,
+            std::process::id(),
+            stamp_after(None)
+        );
         let flags =
-            OFlags::CREATE | OFlags::TRUNC | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = openat(
-            &set.dir,
-            tmp.as_str(),
-            flags,
-            Mode::from_bits_truncate(0o644),
-        )
-        .map_err(|e| io_err(e, &what))?;
-        let written = File::from(fd).write_all(format!("{bytes}\n").as_bytes());
+            OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd =
+            openat(&set.dir, tmp.as_str(), flags, Mode::empty()).map_err(|e| io_err(e, &what))?;
+        // Readable by every user whatever the umask: all follow it.
+        let mut file = File::from(fd);
+        let written = crate::fscalls::fchmod(&file, Mode::from_bits_truncate(0o644))
+            .map_err(std::io::Error::from)
+            .and_then(|_| file.write_all(format!("{bytes}\n").as_bytes()))
+            .and_then(|_| file.sync_all());
         let renamed = written
             .map_err(|e| S3Error::from_io(&e, &what))
             .and_then(|_| {
@@ -286,10 +318,10 @@ impl Store {
     /// The threshold new packed buckets get ([`Store::set_pack_max`]);
     /// [`PACK_MAX`] unless set.
     pub fn set_default_pack_max(&self, bytes: u64) -> Result<()> {
-        if bytes > PACK_MAX_LIMIT {
+        if bytes == 0 || bytes > PACK_MAX_LIMIT {
             return Err(s3err!(
                 InvalidArgument,
-                "a packed bucket packs objects of at most {PACK_MAX_LIMIT} bytes (asked: {bytes})"
+                "a packed bucket packs objects of 1 to {PACK_MAX_LIMIT} bytes (asked: {bytes})"
             ));
         }
         self.layouts.new_pack_max.store(bytes, Ordering::Relaxed);

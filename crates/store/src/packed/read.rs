@@ -2,6 +2,7 @@
 //! record, its data checked before a byte is returned.
 
 use super::*;
+use rustix::fs::CWD;
 
 impl Store {
     /// The newest record of `key` in a packed bucket, if it is an
@@ -50,19 +51,12 @@ impl Store {
         key: &str,
         e: &Entry,
     ) -> Result<Vec<u8>> {
-        let pack = set
-            .pack(e.pack)
-            .ok_or_else(|| s3err!(InternalError, "{bucket}/{key}: its pack is not open"))?;
+        let (e, pack) = &self.open_pack(set, bucket, key, e)?;
         if rustix::process::geteuid() != rustix::process::getuid() {
             // A user's request: the pack's own permissions decide, as a
             // file's would (the fd was opened by whoever came first).
-            rustix::fs::accessat(
-                &set.dir,
-                pack.name.as_str(),
-                rustix::fs::Access::READ_OK,
-                AtFlags::EACCESS,
-            )
-            .map_err(|e| io_err(e, &format!("{bucket}/{key} (in pack {})", pack.name)))?;
+            may_read(set, pack)
+                .map_err(|err| io_err(err, &format!("{bucket}/{key} (in pack {})", pack.name)))?;
         }
         let len = e.header.data_len as usize;
         let mut data = vec![0u8; len];
@@ -72,7 +66,7 @@ impl Store {
             if n == len && record::crc(&data) == e.header.data_crc {
                 return Ok(data);
             }
-            set::forget_cached(&pack, e.at);
+            set::forget_cached(pack, e.at);
             std::thread::sleep(Duration::from_millis(1 << attempt));
         }
         Err(s3err!(
@@ -100,14 +94,64 @@ impl Store {
     pub(crate) fn packed_target(&self, bucket: &str, key: &str) -> Option<Result<OwnedFd>> {
         let got = self.packed_object(bucket, key)?;
         Some(got.and_then(|(set, e)| {
-            let pack = set
-                .pack(e.pack)
-                .ok_or_else(|| s3err!(InternalError, "{bucket}/{key}: its pack is not open"))?;
-            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            openat(&set.dir, pack.name.as_str(), flags, Mode::empty())
-                .map_err(|err| io_err(err, &format!("{bucket}/{key}")))
+            let (_, pack) = self.open_pack(&set, bucket, key, &e)?;
+            let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+            match openat(
+                &set.dir,
+                pack.name.as_str(),
+                flags | OFlags::NOFOLLOW,
+                Mode::empty(),
+            ) {
+                // Removed by a compaction: the same file, through its fd.
+                Err(Errno::NOENT) => openat(CWD, proc_fd(&pack).as_str(), flags, Mode::empty()),
+                other => other,
+            }
+            .map_err(|err| io_err(err, &format!("{bucket}/{key}")))
         }))
     }
+
+    /// The pack of `e`, open; a pack this process has let go since (a
+    /// compaction's copies took its place) means the key is looked up again.
+    fn open_pack(
+        &self,
+        set: &PackSet,
+        bucket: &str,
+        key: &str,
+        e: &Entry,
+    ) -> Result<(Entry, Arc<set::Pack>)> {
+        if let Some(p) = set.pack(e.pack) {
+            return Ok((e.clone(), p));
+        }
+        match self.entry(set, key)? {
+            Some(now) if now.kind == e.kind => match set.pack(now.pack) {
+                Some(p) => Ok((now, p)),
+                None => Err(s3err!(
+                    InternalError,
+                    "{bucket}/{key}: its pack is not open"
+                )),
+            },
+            _ => Err(no_such_key(bucket, key)),
+        }
+    }
+}
+
+/// Whether this thread's identity may read `pack`, as the kernel would
+/// decide for its file: by name, or, once a compaction removed the name,
+/// through the fd this process holds.
+fn may_read(set: &PackSet, pack: &set::Pack) -> rustix::io::Result<()> {
+    let read = rustix::fs::Access::READ_OK;
+    match rustix::fs::accessat(&set.dir, pack.name.as_str(), read, AtFlags::EACCESS) {
+        Err(Errno::NOENT) => {
+            rustix::fs::accessat(CWD, proc_fd(pack).as_str(), read, AtFlags::EACCESS)
+        }
+        other => other,
+    }
+}
+
+/// The path of the pack's fd in this process.
+fn proc_fd(pack: &set::Pack) -> String {
+    use std::os::fd::AsRawFd;
+    format!("/proc/self/fd/{}", pack.fd.as_raw_fd())
 }
 
 /// An anonymous in-memory file holding `data`, at offset 0.

@@ -92,31 +92,33 @@ pub(crate) fn encode(
     stamp: u64,
     uid: u32,
 ) -> Vec<u8> {
-    let mut out = head(kind, key, meta, data, stamp, uid);
+    let mut out = head(kind, key, meta, stamp, uid, data.len(), crc(data));
     out.extend_from_slice(data);
     out
 }
 
-/// A record's bytes before its data (header, key, metadata): written
-/// with the data in one `pwritev`, the data never copied.
+/// A record's bytes before its data (header, key, metadata), for data of
+/// `data_len` bytes whose CRC32C is `data_crc`: written with the data in
+/// one `pwritev`, the data never copied.
 pub(crate) fn head(
     kind: Kind,
     key: &str,
     meta: &[u8],
-    data: &[u8],
     stamp: u64,
     uid: u32,
+    data_len: usize,
+    data_crc: u32,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + key.len() + meta.len() + data.len());
+    let mut out = Vec::with_capacity(HEADER + key.len() + meta.len());
     out.extend_from_slice(MAGIC);
     out.push(FORMAT);
     out.push(kind as u8);
     out.extend_from_slice(&(key.len() as u16).to_le_bytes());
     out.extend_from_slice(&(meta.len() as u32).to_le_bytes());
     out.extend_from_slice(&uid.to_le_bytes());
-    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(data_len as u64).to_le_bytes());
     out.extend_from_slice(&stamp.to_le_bytes());
-    out.extend_from_slice(&crc(data).to_le_bytes());
+    out.extend_from_slice(&data_crc.to_le_bytes());
     let mut head = crc_fast::Digest::new(Crc32Iscsi);
     head.update(&out[..36]);
     head.update(key.as_bytes());
@@ -183,8 +185,8 @@ pub(crate) fn parse(buf: &[u8]) -> Parsed<'_> {
     let key_len = u16::from_le_bytes([buf[6], buf[7]]) as usize;
     let meta_len = u32_at(8) as usize;
     // Bounds no record of this engine passes (a pack's objects are at
-    // most PACK_MAX), so a crafted header cannot make a reader allocate or
-    // overflow.
+    // most PACK_MAX_LIMIT), so a crafted header cannot make a reader
+    // allocate or overflow.
     if meta_len > 1 << 20 || u64_at(16) > 1 << 30 {
         return Parsed::Damaged;
     }

@@ -129,10 +129,10 @@ pub(crate) struct GroupSync {
 struct Synced {
     /// Bytes a sync made durable.
     upto: u64,
-    /// Bytes a failed sync covered, and its error: the kernel reports a
-    /// failed write-back once, so a later sync cannot vouch for them.
-    failed_upto: u64,
-    failure: Option<Errno>,
+    /// The ranges failed syncs covered (past what was durable then), and
+    /// their errors: the kernel reports a failed write-back once, so a
+    /// later sync cannot vouch for them.
+    failed: Vec<(std::ops::Range<u64>, Errno)>,
 }
 
 impl GroupSync {
@@ -145,8 +145,9 @@ impl GroupSync {
         sync: impl FnOnce(&OwnedFd) -> rustix::io::Result<()>,
     ) -> rustix::io::Result<()> {
         let mut s = self.state.lock().unwrap();
-        if end <= s.failed_upto {
-            return Err(s.failure.unwrap_or(Errno::IO));
+        // `end` is the last byte of an append, plus one.
+        if let Some((_, e)) = s.failed.iter().find(|(r, _)| r.start < end && end <= r.end) {
+            return Err(*e);
         }
         if end <= s.upto {
             return Ok(());
@@ -158,8 +159,8 @@ impl GroupSync {
                 Ok(())
             }
             Err(e) => {
-                s.failed_upto = s.failed_upto.max(target);
-                s.failure = Some(e);
+                let from = s.upto;
+                s.failed.push((from..target, e));
                 Err(e)
             }
         }
@@ -239,6 +240,8 @@ pub(crate) struct PackSet {
     pub damage_lasts: std::time::Duration,
     /// Objects up to this size are packed; larger ones are plain files.
     pub pack_max: std::sync::atomic::AtomicU64,
+    /// The bucket directory's owner (who, besides root, sets `pack_max`).
+    pub bucket_owner: u32,
 }
 
 fn io_err(e: Errno, what: &str) -> S3Error {
@@ -271,6 +274,7 @@ impl PackSet {
             ino,
             damage_lasts: DAMAGE_LASTS,
             pack_max: super::PACK_MAX.into(),
+            bucket_owner: 0,
         }
     }
 
@@ -403,16 +407,35 @@ impl PackSet {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let d = openat(&self.dir, ".", flags, Mode::empty()).map_err(|e| io_err(e, PACKS_DIR))?;
         let entries = read_dir(&d).map_err(|e| io_err(e, PACKS_DIR))?;
-        let listed: std::collections::HashSet<String> = entries
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().ok().map(str::to_string))
-            .filter(|n| n.ends_with(PACK_SUFFIX))
-            .collect();
+        let mut listed = std::collections::HashSet::new();
+        // A listing cut short must not make packs look gone.
+        for e in entries {
+            let e = e.map_err(|e| io_err(e, PACKS_DIR))?;
+            if let Ok(n) = e.file_name().to_str() {
+                if n.ends_with(PACK_SUFFIX) {
+                    listed.insert(n.to_string());
+                }
+            }
+        }
         // Packs this process has open that are no longer there (its own
-        // sealed ones too).
+        // sealed ones too): not listed, and their name is gone or another
+        // file's (a listing on a shared file system may miss an entry).
         for (i, p) in self.packs.read().unwrap().iter().enumerate() {
             let i = i as u32;
-            if p.as_ref().is_some_and(|p| !listed.contains(&p.name)) && !scan.gone.contains(&i) {
+            let Some(p) = p else { continue };
+            if listed.contains(&p.name) || scan.gone.contains(&i) {
+                continue;
+            }
+            let removed = match fscalls::statat(
+                &self.dir,
+                p.name.as_str(),
+                rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+            ) {
+                Err(Errno::NOENT) => true,
+                Ok(st) => fstat(&p.fd).is_ok_and(|mine| mine.st_ino != st.st_ino),
+                Err(_) => false,
+            };
+            if removed {
                 scan.gone.push(i);
             }
         }
@@ -495,9 +518,18 @@ impl PackSet {
 
     /// Creates a pack for this process and `uid`, open for appending, and
     /// opens it for reading among the set's packs.
-    pub fn new_pack(
+    fn new_pack(&self, uid: u32, made: impl FnOnce(&OwnedFd)) -> Result<(OwnedFd, String, u32)> {
+        self.new_pack_as(uid, Mode::from_bits_truncate(0o666), |_| Ok(()), made)
+    }
+
+    /// [`PackSet::new_pack`], created with `mode` (less the umask) and
+    /// given to `ready` (which may set its owner and mode) before its name
+    /// goes durable with `made` and it is opened for reading.
+    pub fn new_pack_as(
         &self,
         uid: u32,
+        mode: Mode,
+        ready: impl FnOnce(&OwnedFd) -> Result<()>,
         made: impl FnOnce(&OwnedFd),
     ) -> Result<(OwnedFd, String, u32)> {
         let name = format!(
@@ -514,9 +546,13 @@ impl PackSet {
             &self.dir,
             name.as_str(),
             OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_bits_truncate(0o666),
+            mode,
         )
         .map_err(|e| io_err(e, &format!("a new pack in {PACKS_DIR}")))?;
+        if let Err(e) = ready(&fd) {
+            let _ = fscalls::unlinkat(&self.dir, name.as_str(), rustix::fs::AtFlags::empty());
+            return Err(e);
+        }
         made(&self.dir);
         let read = openat(
             &self.dir,
@@ -816,6 +852,8 @@ mod tests {
         // What the failed sync covered fails without another sync (one
         // that succeeds now could not vouch for it).
         assert_eq!(g.sync_to(15, &fd, ok), Err(Errno::IO));
+        // What a sync made durable before the failure stays so.
+        g.sync_to(8, &fd, ok).unwrap();
         assert_eq!(calls.get(), 2);
         g.written.store(30, SeqCst);
         g.sync_to(30, &fd, ok).unwrap();

@@ -136,7 +136,7 @@ impl Store {
         stamp: u64,
     ) -> Result<()> {
         let uid = rustix::process::geteuid().as_raw();
-        let head = record::head(kind, key, meta, data, stamp, uid);
+        let head = record::head(kind, key, meta, stamp, uid, data.len(), record::crc(data));
         self.append_record(set, key, &head, data).map(drop)
     }
 
