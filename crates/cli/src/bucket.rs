@@ -138,9 +138,15 @@ pub fn run(command: BucketCommand) -> anyhow::Result<i32> {
             prefix,
             to,
         } => {
-            let n = open(&data)?.unpack(&name, &prefix, to.as_deref())?;
+            let done = open(&data)?.unpack(&name, &prefix, to.as_deref())?;
             let whereto = to.map_or_else(|| format!("bucket {name}"), |d| d.display().to_string());
-            println!("{n} objects written as files into {whereto}");
+            println!("{} objects written as files into {whereto}", done.written);
+            for key in &done.damaged {
+                println!("damaged, not written: {key} (`s3hpc bucket check` says where)");
+            }
+            if !done.damaged.is_empty() {
+                return Ok(1);
+            }
         }
         BucketCommand::Compact {
             data,

@@ -44,7 +44,7 @@ pub use identity::Identity;
 pub use meta::{validate_tag_set, validate_tags, MAX_TAGS};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
-pub use packed::{Compacted, Layout, PACK_MAX, PACK_MAX_LIMIT, PACK_ROLL};
+pub use packed::{Compacted, Layout, Unpacked, PACK_MAX, PACK_MAX_LIMIT, PACK_ROLL};
 pub use parts::{ObjectPart, PartGet};
 pub use perms::{AclEntry, AclTag, PermissionChange, Permissions};
 pub use probe::{

@@ -80,6 +80,11 @@ fn a_damaged_record_is_reported_and_never_read() {
         }
     }
     assert_eq!(bad, 1);
+    // Unpacking names the damaged object and still writes every other.
+    let out = tmp.path().join("out");
+    let done = s.unpack(BUCKET, "", Some(&out)).unwrap();
+    assert_eq!((done.written, done.damaged.len()), (19, 1), "{done:?}");
+    assert!(!out.join(&done.damaged[0]).exists());
 }
 
 #[test]
@@ -272,11 +277,11 @@ fn large_objects_stay_files_and_unpack_brings_the_rest_out() {
     assert_eq!(get(&s, BUCKET, "dir/big"), b"now small");
     // Out into a directory of files.
     let out = tmp.path().join("out");
-    assert_eq!(s.unpack(BUCKET, "dir/", Some(&out)).unwrap(), 2);
+    assert_eq!(s.unpack(BUCKET, "dir/", Some(&out)).unwrap().written, 2);
     assert_eq!(std::fs::read(out.join("dir/small")).unwrap(), b"small");
     assert!(!out.join("top").exists());
     // Into the bucket: plain files, the same objects, listed once.
-    assert_eq!(s.unpack(BUCKET, "", None).unwrap(), 3);
+    assert_eq!(s.unpack(BUCKET, "", None).unwrap().written, 3);
     assert_eq!(
         std::fs::read(root.join(BUCKET).join("top")).unwrap(),
         b"top"

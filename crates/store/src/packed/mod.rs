@@ -21,6 +21,7 @@ mod write;
 
 pub use compact::Compacted;
 pub(crate) use set::PACKS_DIR;
+pub use unpack::Unpacked;
 
 use crate::fscalls::{fstat, openat, statat};
 use crate::meta::{self, StoredMeta};

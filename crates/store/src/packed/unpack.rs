@@ -6,6 +6,16 @@ use super::*;
 /// A key and its newest record.
 type Keyed = (String, Entry);
 
+/// What an unpack did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Unpacked {
+    /// Objects written as files.
+    pub written: u64,
+    /// Keys whose records are damaged: not written (`s3hpc bucket check`
+    /// says where), the others still are.
+    pub damaged: Vec<String>,
+}
+
 impl Store {
     /// The packed objects of `bucket` under `prefix`, as the packs hold
     /// them now.
@@ -29,34 +39,55 @@ impl Store {
     /// Copies a packed bucket's objects under `prefix` out as ordinary
     /// files: into directory `to` (made as needed, keys as paths), or, with
     /// no `to`, into the bucket itself, where they become plain objects.
-    /// Returns how many objects were written.
-    pub fn unpack(&self, bucket: &str, prefix: &str, to: Option<&std::path::Path>) -> Result<u64> {
+    /// A damaged record is skipped (and named); any other failure stops
+    /// the unpack, its message saying how many objects were written.
+    pub fn unpack(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        to: Option<&std::path::Path>,
+    ) -> Result<Unpacked> {
         let (set, entries) = self.packed_objects(bucket, prefix)?;
-        let mut n = 0;
+        let mut done = Unpacked::default();
         for (key, e) in entries {
-            let data = self.read_record(&set, bucket, &key, &e)?;
-            match to {
-                Some(dir) => {
-                    let path = dir.join(&key);
-                    if !path.starts_with(dir) || key.split('/').any(|c| c == "..") {
-                        return Err(s3err!(InvalidArgument, "key {key:?} would leave {dir:?}"));
-                    }
-                    if let Some(parent) = path.parent() {
-                        std::fs::create_dir_all(parent)
-                            .map_err(|err| S3Error::from_io(&err, &parent.display().to_string()))?;
-                    }
-                    std::fs::write(&path, &data)
-                        .map_err(|err| S3Error::from_io(&err, &path.display().to_string()))?;
-                }
-                None => {
-                    if !self.unpack_key(&set, bucket, &key, Some(&e))? {
-                        continue;
-                    }
+            match self.unpack_one(&set, bucket, &key, &e, to) {
+                Ok(true) => done.written += 1,
+                Ok(false) => {}
+                Err(err) if err.code == ErrorCode::InternalError => done.damaged.push(key),
+                Err(mut err) => {
+                    err.message +=
+                        &format!(" (stopped after writing {} objects as files)", done.written);
+                    return Err(err);
                 }
             }
-            n += 1;
         }
-        Ok(n)
+        Ok(done)
+    }
+
+    /// [`Store::unpack`] of one key; false if a newer write stands.
+    fn unpack_one(
+        &self,
+        set: &Arc<PackSet>,
+        bucket: &str,
+        key: &str,
+        e: &Entry,
+        to: Option<&std::path::Path>,
+    ) -> Result<bool> {
+        let Some(dir) = to else {
+            return self.unpack_key(set, bucket, key, Some(e));
+        };
+        let path = dir.join(key);
+        if !path.starts_with(dir) || key.split('/').any(|c| c == "..") {
+            return Err(s3err!(InvalidArgument, "key {key:?} would leave {dir:?}"));
+        }
+        let data = self.read_record(set, bucket, key, e)?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|err| S3Error::from_io(&err, &parent.display().to_string()))?;
+        }
+        std::fs::write(&path, &data)
+            .map_err(|err| S3Error::from_io(&err, &path.display().to_string()))?;
+        Ok(true)
     }
 
     /// Makes the packed object at `key` the plain file at its path, with a
