@@ -180,18 +180,13 @@ pub fn run(command: BucketCommand) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// A bucket's layout as `list` prints it: `packed<=SIZE` for a packed one.
+/// A bucket's layout as `list` prints it: `packed<=4MiB` for a packed one.
 fn describe(store: &Store, bucket: &str, layout: Layout) -> String {
     match store.pack_max(bucket) {
-        Some(max) if layout == Layout::Packed => format!("packed<={}", size_text(max)),
+        Some(max) if layout == Layout::Packed => {
+            let size = s3hpc_bench::explain::size_label(max).replace(' ', "");
+            format!("packed<={size}")
+        }
         _ => layout.as_str().to_string(),
-    }
-}
-
-fn size_text(n: u64) -> String {
-    match n {
-        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}m", n >> 20),
-        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}k", n >> 10),
-        n => n.to_string(),
     }
 }

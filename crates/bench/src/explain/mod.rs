@@ -15,6 +15,7 @@
 pub mod layers;
 mod ops;
 mod table;
+pub use table::size_label;
 
 use crate::backend::{BackendConfig, HttpEndpoint};
 use crate::latency::Latency;

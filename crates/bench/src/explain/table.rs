@@ -9,7 +9,8 @@ use std::io::Write;
 const SIZED: [Op; 6] = Op::SIZED;
 const UNSIZED: [Op; 3] = Op::UNSIZED;
 
-fn size_label(size: u64) -> String {
+/// A size as `4 MiB`, `64 KiB` or `100 B`.
+pub fn size_label(size: u64) -> String {
     match size {
         s if s >= 1 << 20 && s % (1 << 20) == 0 => format!("{} MiB", s >> 20),
         s if s >= 1 << 10 && s % (1 << 10) == 0 => format!("{} KiB", s >> 10),

@@ -68,22 +68,12 @@ impl Dest {
 
     /// Appends a whole record; its index entry.
     fn append(&mut self, bytes: &[u8]) -> Result<Entry> {
-        let record::Parsed::Record { header, meta, .. } = record::parse(bytes) else {
-            return Err(s3err!(
-                InternalError,
-                "a compaction's copy is not a whole record"
-            ));
-        };
-        write::pwrite_all(&self.fd, bytes, self.end).map_err(|e| io_err(e, &self.name))?;
         let at = self.end;
+        let entry = Entry::of_record(bytes, self.pack, at)
+            .ok_or_else(|| s3err!(InternalError, "a compaction's copy is not a whole record"))?;
+        write::pwrite_all(&self.fd, bytes, at).map_err(|e| io_err(e, &self.name))?;
         self.end += bytes.len() as u64;
-        Ok(Entry {
-            kind: header.kind,
-            pack: self.pack,
-            at,
-            meta: meta.into(),
-            header,
-        })
+        Ok(entry)
     }
 
     fn seal(mut self) -> Result<()> {

@@ -105,6 +105,22 @@ struct Known {
     checked: Instant,
 }
 
+/// A threshold a bucket may set: 1 byte to [`PACK_MAX_LIMIT`].
+fn check_pack_max(bytes: u64) -> Result<()> {
+    match bytes {
+        0 => Err(s3err!(
+            InvalidArgument,
+            "a packed bucket packs objects of at least 1 byte; a plain bucket packs none"
+        )),
+        n if n > PACK_MAX_LIMIT => Err(s3err!(
+            InvalidArgument,
+            "a packed bucket packs objects of at most {PACK_MAX_LIMIT} bytes (asked: {n}); \
+             larger ones are better as files"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The threshold a bucket's packs directory keeps: a regular file of at
 /// most a few bytes owned by root or the bucket's owner (anyone may write in
 /// the directory), else [`PACK_MAX`].
@@ -209,19 +225,7 @@ impl Store {
     /// once it opens the bucket's packs again, and until then packs or
     /// not by the old one, which readers handle alike.
     pub fn set_pack_max(&self, bucket: &str, bytes: u64) -> Result<()> {
-        if bytes > PACK_MAX_LIMIT {
-            return Err(s3err!(
-                InvalidArgument,
-                "a packed bucket packs objects of at most {PACK_MAX_LIMIT} bytes (asked: \
-                 {bytes}); larger ones are better as files"
-            ));
-        }
-        if bytes == 0 {
-            return Err(s3err!(
-                InvalidArgument,
-                "a packed bucket packs objects of at least 1 byte; a plain bucket packs none"
-            ));
-        }
+        check_pack_max(bytes)?;
         let set = self
             .packed(bucket)
             .ok_or_else(|| s3err!(InvalidRequest, "bucket {bucket:?} is not packed"))?;
@@ -319,12 +323,7 @@ impl Store {
     /// The threshold new packed buckets get ([`Store::set_pack_max`]);
     /// [`PACK_MAX`] unless set.
     pub fn set_default_pack_max(&self, bytes: u64) -> Result<()> {
-        if bytes == 0 || bytes > PACK_MAX_LIMIT {
-            return Err(s3err!(
-                InvalidArgument,
-                "a packed bucket packs objects of 1 to {PACK_MAX_LIMIT} bytes (asked: {bytes})"
-            ));
-        }
+        check_pack_max(bytes)?;
         self.layouts.new_pack_max.store(bytes, Ordering::Relaxed);
         Ok(())
     }

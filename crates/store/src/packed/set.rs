@@ -62,6 +62,21 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// The entry of the record whose head (or whole bytes) is `head`,
+    /// written at `at` of pack `pack`; None if `head` is not a record's.
+    pub fn of_record(head: &[u8], pack: u32, at: u64) -> Option<Entry> {
+        let Parsed::Record { header, meta, .. } = record::parse(head) else {
+            return None;
+        };
+        Some(Entry {
+            kind: header.kind,
+            pack,
+            at,
+            meta: meta.into(),
+            header,
+        })
+    }
+
     /// Newest last: the time stamp, then a compaction's copy over its
     /// original, then the packs' and offsets' order.
     fn order(&self, packs: &[Option<Arc<Pack>>]) -> (u64, u8, u64, u64) {

@@ -143,9 +143,10 @@ impl Store {
     /// Appends one record, `head` (from `record::head`) then `data`, to
     /// this process's pack, indexes it, and returns its entry.
     fn append_record(&self, set: &PackSet, key: &str, head: &[u8], data: &[u8]) -> Result<Entry> {
-        let record::Parsed::Record { header, meta, .. } = record::parse(head) else {
-            return Err(s3err!(InternalError, "{key}: not a whole record"));
-        };
+        // Checked before anything is written; its pack and offset are
+        // known only under the writer's lock.
+        let parsed = Entry::of_record(head, 0, 0)
+            .ok_or_else(|| s3err!(InternalError, "{key}: not a whole record"))?;
         let len = head.len() + data.len();
         let uid = rustix::process::geteuid().as_raw();
         let made = |d: &OwnedFd| sync_new_entry(self.config.durability, d);
@@ -185,13 +186,7 @@ impl Store {
         // The sync is waited for without the pack: appends that arrive
         // meanwhile go on, and one sync covers them all.
         drop(w);
-        let e = Entry {
-            kind: header.kind,
-            pack,
-            at,
-            meta: meta.into(),
-            header,
-        };
+        let e = Entry { pack, at, ..parsed };
         set.indexed(key, e.clone());
         // A failed sync leaves a whole record that readers may have read
         // past already: it stays (the next record goes after it), and the
