@@ -20,8 +20,8 @@
 use s3hpc_bench::backend::{Backend, BackendConfig};
 use s3hpc_bench::explain::layers::{self, Exec};
 use s3hpc_client::{
-    BucketInfo, ByteRange, GetObject, ListPage, ListRequest, ObjectInfo, PartInfo, PutBody,
-    PutOptions, Result, S3Client, Tags, UploadInfo, WriteCondition,
+    ByteRange, ListRequest, ObjectInfo, PutBody, PutOptions, Request, Response, Result, S3Client,
+    Tags, WriteCondition,
 };
 use s3hpc_store::fscalls::{self, Counts, Kind};
 use std::sync::Arc;
@@ -147,92 +147,67 @@ impl S3Client for FreshThreads {
     fn transport(&self) -> &'static str {
         "engine-fresh"
     }
-    fn create_bucket(&self, bucket: &str) -> Result<()> {
-        fresh(|| self.0.create_bucket(bucket))
-    }
-    fn delete_bucket(&self, bucket: &str) -> Result<()> {
-        fresh(|| self.0.delete_bucket(bucket))
-    }
-    fn head_bucket(&self, bucket: &str) -> Result<()> {
-        fresh(|| self.0.head_bucket(bucket))
-    }
-    fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
-        fresh(|| self.0.list_buckets())
-    }
-    fn put_object(&self, b: &str, k: &str, body: PutBody<'_>, o: &PutOptions) -> Result<String> {
-        let PutBody::Bytes(data) = body else {
-            unreachable!("the script sends bodies from memory")
+    /// Each operation through the inner client on a new thread. A request
+    /// is not `Send` (a body may be a reader), the arguments of each
+    /// operation are: the script's bodies are in memory.
+    fn call(&self, req: Request<'_>) -> Result<Response> {
+        let c = &self.0;
+        let from_memory = |body| match body {
+            PutBody::Bytes(data) => data,
+            PutBody::Stream { .. } => unreachable!("the script sends bodies from memory"),
         };
-        fresh(|| self.0.put_object(b, k, PutBody::Bytes(data), o))
-    }
-    fn get_object(&self, b: &str, k: &str, range: Option<ByteRange>) -> Result<GetObject> {
-        fresh(|| self.0.get_object(b, k, range))
+        match req {
+            Request::PutObject(r) => {
+                let data = from_memory(r.body);
+                fresh(|| c.put_object(r.bucket, r.key, PutBody::Bytes(data), r.opts))
+                    .map(Response::ETag)
+            }
+            Request::UploadPart(r) => {
+                let data = from_memory(r.body);
+                let body = || PutBody::Bytes(data);
+                fresh(|| c.upload_part(r.bucket, r.key, r.upload_id, r.part_number, body()))
+                    .map(Response::ETag)
+            }
+            Request::CreateBucket { bucket } => fresh(|| c.call(Request::CreateBucket { bucket })),
+            Request::DeleteBucket { bucket } => fresh(|| c.call(Request::DeleteBucket { bucket })),
+            Request::HeadBucket { bucket } => fresh(|| c.call(Request::HeadBucket { bucket })),
+            Request::ListBuckets => fresh(|| c.call(Request::ListBuckets)),
+            Request::GetObject { bucket, key, range } => {
+                fresh(|| c.call(Request::GetObject { bucket, key, range }))
+            }
+            Request::GetObjectPart(r) => fresh(|| c.call(Request::GetObjectPart(r))),
+            Request::HeadObject { bucket, key } => {
+                fresh(|| c.call(Request::HeadObject { bucket, key }))
+            }
+            Request::DeleteObject(r) => fresh(|| c.call(Request::DeleteObject(r))),
+            Request::ListObjects { bucket, list } => {
+                fresh(|| c.call(Request::ListObjects { bucket, list }))
+            }
+            Request::CopyObject(r) => fresh(|| c.call(Request::CopyObject(r))),
+            Request::GetObjectTagging { bucket, key } => {
+                fresh(|| c.call(Request::GetObjectTagging { bucket, key }))
+            }
+            Request::PutObjectTagging { bucket, key, tags } => {
+                fresh(|| c.call(Request::PutObjectTagging { bucket, key, tags }))
+            }
+            Request::DeleteObjectTagging { bucket, key } => {
+                fresh(|| c.call(Request::DeleteObjectTagging { bucket, key }))
+            }
+            Request::CreateMultipartUpload { bucket, key, opts } => {
+                fresh(|| c.call(Request::CreateMultipartUpload { bucket, key, opts }))
+            }
+            Request::CompleteMultipartUpload(r) => {
+                fresh(|| c.call(Request::CompleteMultipartUpload(r)))
+            }
+            Request::AbortMultipartUpload(u) => fresh(|| c.call(Request::AbortMultipartUpload(u))),
+            Request::ListParts(u) => fresh(|| c.call(Request::ListParts(u))),
+            Request::ListMultipartUploads { bucket, prefix } => {
+                fresh(|| c.call(Request::ListMultipartUploads { bucket, prefix }))
+            }
+        }
     }
     fn get_object_into(&self, b: &str, k: &str, buf: &mut [u8]) -> Result<ObjectInfo> {
         fresh(|| self.0.get_object_into(b, k, buf))
-    }
-    fn head_object(&self, b: &str, k: &str) -> Result<ObjectInfo> {
-        fresh(|| self.0.head_object(b, k))
-    }
-    fn delete_object(&self, b: &str, k: &str) -> Result<()> {
-        fresh(|| self.0.delete_object(b, k))
-    }
-    fn list_objects(&self, b: &str, req: &ListRequest) -> Result<ListPage> {
-        fresh(|| self.0.list_objects(b, req))
-    }
-    fn copy_object_if(
-        &self,
-        sb: &str,
-        sk: &str,
-        db: &str,
-        dk: &str,
-        o: Option<&PutOptions>,
-        cond: &WriteCondition,
-    ) -> Result<ObjectInfo> {
-        fresh(|| self.0.copy_object_if(sb, sk, db, dk, o, cond))
-    }
-    fn get_object_tagging(&self, b: &str, k: &str) -> Result<Tags> {
-        fresh(|| self.0.get_object_tagging(b, k))
-    }
-    fn put_object_tagging(&self, b: &str, k: &str, tags: &Tags) -> Result<()> {
-        fresh(|| self.0.put_object_tagging(b, k, tags))
-    }
-    fn create_multipart_upload(&self, b: &str, k: &str, o: &PutOptions) -> Result<String> {
-        fresh(|| self.0.create_multipart_upload(b, k, o))
-    }
-    fn upload_part(&self, b: &str, k: &str, id: &str, n: u32, body: PutBody<'_>) -> Result<String> {
-        let PutBody::Bytes(data) = body else {
-            unreachable!("the script sends bodies from memory")
-        };
-        fresh(|| self.0.upload_part(b, k, id, n, PutBody::Bytes(data)))
-    }
-    fn complete_multipart_upload_if(
-        &self,
-        b: &str,
-        k: &str,
-        id: &str,
-        parts: &[(u32, String)],
-        cond: &WriteCondition,
-    ) -> Result<ObjectInfo> {
-        fresh(|| self.0.complete_multipart_upload_if(b, k, id, parts, cond))
-    }
-    fn complete_multipart_upload(
-        &self,
-        b: &str,
-        k: &str,
-        id: &str,
-        parts: &[(u32, String)],
-    ) -> Result<ObjectInfo> {
-        fresh(|| self.0.complete_multipart_upload(b, k, id, parts))
-    }
-    fn abort_multipart_upload(&self, b: &str, k: &str, id: &str) -> Result<()> {
-        fresh(|| self.0.abort_multipart_upload(b, k, id))
-    }
-    fn list_parts(&self, b: &str, k: &str, id: &str) -> Result<Vec<PartInfo>> {
-        fresh(|| self.0.list_parts(b, k, id))
-    }
-    fn list_multipart_uploads(&self, b: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
-        fresh(|| self.0.list_multipart_uploads(b, prefix))
     }
 }
 

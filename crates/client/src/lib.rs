@@ -1,6 +1,8 @@
-//! `S3Client`: the one interface every transport implements (embedded today;
-//! remote RPC, HTTP and libs3 plug in beside it). Benchmarks and the libs3
-//! drop-in talk only to this trait, so a transport is chosen at run time.
+//! `S3Client`: the one interface every transport implements (embedded
+//! here, HTTP with the feature of that name, remote RPC in `s3hpc-rpc`,
+//! libs3 in the benchmarks). Benchmarks and the libs3 drop-in talk only to
+//! this trait, so a transport is chosen at run time. The operations are
+//! one catalogue ([`op`]): a transport serves all of them in one `match`.
 //!
 //! The trait is blocking: benchmark ranks are threads or MPI processes, and
 //! a synchronous call is also what the libs3 C ABI exposes.
@@ -8,10 +10,13 @@
 mod embedded;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod op;
 
 pub use embedded::EmbeddedClient;
 #[cfg(feature = "http")]
 pub use http::{HttpClient, HttpClientConfig};
+use op::answer;
+pub use op::{Request, Response};
 pub use s3hpc_store::{
     AclEntry, AclTag, BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest,
     ObjectHeaders, ObjectInfo, PartInfo, PermissionChange, PutBody, PutOptions, Result, S3Error,
@@ -50,7 +55,10 @@ impl ObjectBody for s3hpc_store::ObjectReader {
     }
 }
 
-/// S3 operations, as a client sees them.
+/// S3 operations, as a client sees them. A transport implements
+/// [`S3Client::call`], one exhaustive `match` over the operations of
+/// [`Request`]; the typed methods are thin wrappers around it that callers
+/// use.
 pub trait S3Client: Send + Sync {
     /// A short name for reports: `embedded`, `remote`, `http`, ...
     fn transport(&self) -> &'static str;
@@ -62,13 +70,26 @@ pub trait S3Client: Send + Sync {
         None
     }
 
+    /// Performs one operation. A transport with no way to carry one
+    /// answers NotImplemented ([`not_carried`]); a condition it cannot
+    /// carry is refused ([`refuse_condition`]), never dropped.
+    fn call(&self, req: Request<'_>) -> Result<Response>;
+
     /// Creates a bucket. Creating one the caller owns already succeeds and
     /// changes nothing, as AWS (us-east-1) and Ceph RGW answer; see
     /// [`owned_is_created`].
-    fn create_bucket(&self, bucket: &str) -> Result<()>;
-    fn delete_bucket(&self, bucket: &str) -> Result<()>;
-    fn head_bucket(&self, bucket: &str) -> Result<()>;
-    fn list_buckets(&self) -> Result<Vec<BucketInfo>>;
+    fn create_bucket(&self, bucket: &str) -> Result<()> {
+        answer!(self, Request::CreateBucket { bucket }, Response::Done => ())
+    }
+    fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        answer!(self, Request::DeleteBucket { bucket }, Response::Done => ())
+    }
+    fn head_bucket(&self, bucket: &str) -> Result<()> {
+        answer!(self, Request::HeadBucket { bucket }, Response::Done => ())
+    }
+    fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
+        answer!(self, Request::ListBuckets, Response::Buckets(b) => b)
+    }
 
     /// Stores an object atomically and returns its ETag (quoted).
     fn put_object(
@@ -77,8 +98,19 @@ pub trait S3Client: Send + Sync {
         key: &str,
         body: PutBody<'_>,
         opts: &PutOptions,
-    ) -> Result<String>;
-    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject>;
+    ) -> Result<String> {
+        let req = Request::PutObject(op::PutObject {
+            bucket,
+            key,
+            body: op::narrow(body),
+            opts,
+        });
+        answer!(self, req, Response::ETag(e) => e)
+    }
+    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
+        let req = Request::GetObject { bucket, key, range };
+        answer!(self, req, Response::Object(g) => g)
+    }
     /// A whole object read into `buf`, which must be exactly its length
     /// (as [`read_exact_body`] checks). For callers that know the size
     /// (benchmarks reading back what they wrote); a transport whose data
@@ -98,24 +130,37 @@ pub trait S3Client: Send + Sync {
         key: &str,
         part_number: u32,
     ) -> Result<(GetObject, Option<u32>)> {
-        let _ = (bucket, key, part_number);
-        Err(not_carried(self.transport(), "GET with partNumber"))
+        let req = Request::GetObjectPart(op::GetObjectPart {
+            bucket,
+            key,
+            part_number,
+        });
+        answer!(self, req, Response::ObjectPart(g, n) => (g, n))
     }
-    fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo>;
+    fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
+        answer!(self, Request::HeadObject { bucket, key }, Response::Info(i) => i)
+    }
     /// Idempotent: deleting a missing key succeeds, as in S3.
-    fn delete_object(&self, bucket: &str, key: &str) -> Result<()>;
+    fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
+        self.delete_object_if(bucket, key, &DeleteCondition::default())
+    }
     /// [`S3Client::delete_object`] that deletes only if `cond` holds for
     /// the object (If-Match, size, last-modified time), else
     /// PreconditionFailed and the object stays; a missing key succeeds. A
     /// transport that cannot carry a condition refuses it with
     /// NotImplemented rather than delete unconditionally.
     fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
-        if !cond.is_none() {
-            return Err(not_carried(self.transport(), "delete conditions"));
-        }
-        self.delete_object(bucket, key)
+        let req = Request::DeleteObject(op::DeleteObject {
+            bucket,
+            key,
+            condition: cond,
+        });
+        answer!(self, req, Response::Done => ())
     }
-    fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage>;
+    fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+        let req = Request::ListObjects { bucket, list: req };
+        answer!(self, req, Response::List(page) => page)
+    }
     /// Copies an object. `opts: None` keeps the source's content type and
     /// metadata (S3's COPY directive); `Some` replaces them (REPLACE).
     fn copy_object(
@@ -143,25 +188,40 @@ pub trait S3Client: Send + Sync {
         dst_key: &str,
         opts: Option<&PutOptions>,
         cond: &WriteCondition,
-    ) -> Result<ObjectInfo>;
+    ) -> Result<ObjectInfo> {
+        let req = Request::CopyObject(op::CopyObject {
+            src_bucket,
+            src_key,
+            dst_bucket,
+            dst_key,
+            opts,
+            condition: cond,
+        });
+        answer!(self, req, Response::Info(i) => i)
+    }
 
     /// The object's tags.
     fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<Tags> {
-        let _ = (bucket, key);
-        Err(not_carried(self.transport(), "object tagging"))
+        answer!(self, Request::GetObjectTagging { bucket, key }, Response::Tags(t) => t)
     }
     /// Replaces the object's tags (at most 10).
     fn put_object_tagging(&self, bucket: &str, key: &str, tags: &Tags) -> Result<()> {
-        let _ = (bucket, key, tags);
-        Err(not_carried(self.transport(), "object tagging"))
+        let req = Request::PutObjectTagging { bucket, key, tags };
+        answer!(self, req, Response::Done => ())
     }
     fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()> {
-        let _ = (bucket, key);
-        Err(not_carried(self.transport(), "object tagging"))
+        answer!(self, Request::DeleteObjectTagging { bucket, key }, Response::Done => ())
     }
 
-    fn create_multipart_upload(&self, bucket: &str, key: &str, opts: &PutOptions)
-        -> Result<String>;
+    fn create_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        opts: &PutOptions,
+    ) -> Result<String> {
+        let req = Request::CreateMultipartUpload { bucket, key, opts };
+        answer!(self, req, Response::UploadId(id) => id)
+    }
     /// Returns the part's ETag (quoted).
     fn upload_part(
         &self,
@@ -170,7 +230,16 @@ pub trait S3Client: Send + Sync {
         upload_id: &str,
         part_number: u32,
         body: PutBody<'_>,
-    ) -> Result<String>;
+    ) -> Result<String> {
+        let req = Request::UploadPart(op::UploadPart {
+            bucket,
+            key,
+            upload_id,
+            part_number,
+            body: op::narrow(body),
+        });
+        answer!(self, req, Response::ETag(e) => e)
+    }
     /// `parts` are `(part_number, etag)` in ascending part order.
     fn complete_multipart_upload(
         &self,
@@ -178,7 +247,10 @@ pub trait S3Client: Send + Sync {
         key: &str,
         upload_id: &str,
         parts: &[(u32, String)],
-    ) -> Result<ObjectInfo>;
+    ) -> Result<ObjectInfo> {
+        let always = &WriteCondition::Always;
+        self.complete_multipart_upload_if(bucket, key, upload_id, parts, always)
+    }
     /// [`S3Client::complete_multipart_upload`] that makes the object only
     /// if `cond` holds; otherwise PreconditionFailed and the upload stays.
     fn complete_multipart_upload_if(
@@ -189,12 +261,37 @@ pub trait S3Client: Send + Sync {
         parts: &[(u32, String)],
         cond: &WriteCondition,
     ) -> Result<ObjectInfo> {
-        refuse_condition(self.transport(), cond)?;
-        self.complete_multipart_upload(bucket, key, upload_id, parts)
+        let req = Request::CompleteMultipartUpload(op::CompleteMultipartUpload {
+            bucket,
+            key,
+            upload_id,
+            parts,
+            condition: cond,
+        });
+        answer!(self, req, Response::Info(i) => i)
     }
-    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()>;
-    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>>;
-    fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>>;
+    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
+        let upload = op::Upload {
+            bucket,
+            key,
+            upload_id,
+        };
+        let req = Request::AbortMultipartUpload(upload);
+        answer!(self, req, Response::Done => ())
+    }
+    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
+        let upload = op::Upload {
+            bucket,
+            key,
+            upload_id,
+        };
+        let req = Request::ListParts(upload);
+        answer!(self, req, Response::Parts(p) => p)
+    }
+    fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
+        let req = Request::ListMultipartUploads { bucket, prefix };
+        answer!(self, req, Response::Uploads(u) => u)
+    }
 }
 
 /// The answer every transport gives to re-creating one's own bucket:

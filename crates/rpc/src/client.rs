@@ -18,9 +18,7 @@ use crate::frame::{push_encoded, push_frame, Kind, ProtocolError};
 use crate::message::{Request, Response};
 use crate::shm::{SharedBuffer, SHARED_BUFFER_BYTES};
 use s3hpc_client::{
-    BucketInfo, ByteRange, DeleteCondition, ErrorCode, GetObject, ListPage, ListRequest,
-    ObjectBody, ObjectInfo, PartInfo, PutBody, PutOptions, Result, S3Client, S3Error, Tags,
-    UploadInfo, WriteCondition,
+    op, ByteRange, ErrorCode, GetObject, ObjectBody, ObjectInfo, PutBody, Result, S3Client, S3Error,
 };
 use std::borrow::Cow;
 use std::io::{self, Read};
@@ -90,7 +88,7 @@ impl RemoteClient {
     /// A key operation ([`Request::is_key_op`]): the gateway answers as
     /// this process's user, which the kernel tells it.
     pub fn key_request(&self, req: &Request<'_>) -> Result<Response> {
-        let (reply, conn) = self.call(req, Body::None)?;
+        let (reply, conn) = self.send(req, Body::None)?;
         self.pool.put_back(conn);
         Ok(reply)
     }
@@ -98,7 +96,7 @@ impl RemoteClient {
     /// Sends `req` (and its body) and reads the reply, on a pooled
     /// connection, retrying once as the module documentation says. Returns
     /// the connection with the reply; the caller gives it back.
-    fn call(&self, req: &Request<'_>, body: Body<'_>) -> Result<(Response, Connection)> {
+    fn send(&self, req: &Request<'_>, body: Body<'_>) -> Result<(Response, Connection)> {
         let streamed = matches!(body, Body::Stream(..));
         let mut body = body;
         let (mut conn, reused) = self.pool.take(streamed)?;
@@ -177,7 +175,7 @@ impl RemoteClient {
 
     /// A call whose reply carries no body.
     fn simple(&self, req: Request<'_>, body: Body<'_>) -> Result<Response> {
-        let (r, conn) = self.call(&req, body)?;
+        let (r, conn) = self.send(&req, body)?;
         self.pool.put_back(conn);
         Ok(r)
     }
@@ -504,58 +502,216 @@ impl S3Client for RemoteClient {
         "remote"
     }
 
-    fn create_bucket(&self, bucket: &str) -> Result<()> {
-        s3hpc_client::owned_is_created(self.done(Request::CreateBucket {
-            bucket: bucket.into(),
-        }))
-    }
-
-    fn delete_bucket(&self, bucket: &str) -> Result<()> {
-        self.done(Request::DeleteBucket {
-            bucket: bucket.into(),
-        })
-    }
-
-    fn head_bucket(&self, bucket: &str) -> Result<()> {
-        self.done(Request::HeadBucket {
-            bucket: bucket.into(),
-        })
-    }
-
-    fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
-        let r = self.simple(Request::ListBuckets, Body::None)?;
-        reply!("ListBuckets", r, Response::Buckets(b) => b)
-    }
-
-    fn put_object(
-        &self,
-        bucket: &str,
-        key: &str,
-        body: PutBody<'_>,
-        opts: &PutOptions,
-    ) -> Result<String> {
-        let len = match &body {
-            PutBody::Bytes(b) => Some(b.len() as u64),
-            PutBody::Stream { len, .. } => *len,
+    fn call(&self, req: op::Request<'_>) -> Result<op::Response> {
+        use op::Request as Op;
+        use op::Response as Answer;
+        let name = req.name();
+        let r = match req {
+            Op::CreateBucket { bucket } => {
+                let wire = Request::CreateBucket {
+                    bucket: bucket.into(),
+                };
+                return s3hpc_client::owned_is_created(self.done(wire)).map(Answer::done);
+            }
+            Op::DeleteBucket { bucket } => self.simple(
+                Request::DeleteBucket {
+                    bucket: bucket.into(),
+                },
+                Body::None,
+            )?,
+            Op::HeadBucket { bucket } => self.simple(
+                Request::HeadBucket {
+                    bucket: bucket.into(),
+                },
+                Body::None,
+            )?,
+            Op::ListBuckets => self.simple(Request::ListBuckets, Body::None)?,
+            Op::PutObject(r) => {
+                let req = Request::PutObject {
+                    bucket: r.bucket.into(),
+                    key: r.key.into(),
+                    len: body_len(&r.body),
+                    opts: Cow::Borrowed(r.opts),
+                };
+                self.simple(req, r.body.into())?
+            }
+            Op::GetObject { bucket, key, range } => {
+                return self.fetch_object(bucket, key, range).map(Answer::Object);
+            }
+            Op::GetObjectPart(r) => {
+                let req = Request::GetObjectPart {
+                    bucket: r.bucket.into(),
+                    key: r.key.into(),
+                    part_number: r.part_number,
+                };
+                let (r, conn) = self.send(&req, Body::None)?;
+                let (info, offset, length, count) = reply!(name, r,
+                    Response::ObjectPart { info, offset, length, parts_count } =>
+                        (info, offset, length, parts_count))?;
+                let got = self.streamed(conn, info, offset, length);
+                return Ok(Answer::ObjectPart(got, count));
+            }
+            Op::HeadObject { bucket, key } => self.simple(
+                Request::HeadObject {
+                    bucket: bucket.into(),
+                    key: key.into(),
+                },
+                Body::None,
+            )?,
+            // Without conditions as DeleteObject, which gateways of every
+            // version take.
+            Op::DeleteObject(r) if r.condition.is_none() => self.simple(
+                Request::DeleteObject {
+                    bucket: r.bucket.into(),
+                    key: r.key.into(),
+                },
+                Body::None,
+            )?,
+            Op::DeleteObject(r) => self.simple(
+                Request::DeleteObjectIf {
+                    bucket: r.bucket.into(),
+                    key: r.key.into(),
+                    condition: Cow::Borrowed(r.condition),
+                },
+                Body::None,
+            )?,
+            Op::ListObjects { bucket, list } => self.simple(
+                Request::ListObjects {
+                    bucket: bucket.into(),
+                    list: Cow::Borrowed(list),
+                },
+                Body::None,
+            )?,
+            Op::CopyObject(r) => {
+                let req = Request::CopyObject {
+                    src_bucket: r.src_bucket.into(),
+                    src_key: r.src_key.into(),
+                    dst_bucket: r.dst_bucket.into(),
+                    dst_key: r.dst_key.into(),
+                    opts: r.opts.map(Cow::Borrowed),
+                    condition: r.condition.clone(),
+                };
+                self.simple(req, Body::None)?
+            }
+            Op::GetObjectTagging { bucket, key } => self.simple(
+                Request::GetObjectTagging {
+                    bucket: bucket.into(),
+                    key: key.into(),
+                },
+                Body::None,
+            )?,
+            Op::PutObjectTagging { bucket, key, tags } => self.simple(
+                Request::PutObjectTagging {
+                    bucket: bucket.into(),
+                    key: key.into(),
+                    tags: Cow::Borrowed(tags),
+                },
+                Body::None,
+            )?,
+            Op::DeleteObjectTagging { bucket, key } => self.simple(
+                Request::DeleteObjectTagging {
+                    bucket: bucket.into(),
+                    key: key.into(),
+                },
+                Body::None,
+            )?,
+            Op::CreateMultipartUpload { bucket, key, opts } => self.simple(
+                Request::CreateMultipartUpload {
+                    bucket: bucket.into(),
+                    key: key.into(),
+                    opts: Cow::Borrowed(opts),
+                },
+                Body::None,
+            )?,
+            Op::UploadPart(r) => {
+                let req = Request::UploadPart {
+                    bucket: r.bucket.into(),
+                    key: r.key.into(),
+                    upload_id: r.upload_id.into(),
+                    part_number: r.part_number,
+                    len: body_len(&r.body),
+                };
+                self.simple(req, r.body.into())?
+            }
+            Op::CompleteMultipartUpload(r) => {
+                let req = Request::CompleteMultipartUpload {
+                    bucket: r.bucket.into(),
+                    key: r.key.into(),
+                    upload_id: r.upload_id.into(),
+                    parts: Cow::Borrowed(r.parts),
+                    condition: r.condition.clone(),
+                };
+                self.simple(req, Body::None)?
+            }
+            Op::AbortMultipartUpload(u) => self.simple(
+                Request::AbortMultipartUpload {
+                    bucket: u.bucket.into(),
+                    key: u.key.into(),
+                    upload_id: u.upload_id.into(),
+                },
+                Body::None,
+            )?,
+            Op::ListParts(u) => self.simple(
+                Request::ListParts {
+                    bucket: u.bucket.into(),
+                    key: u.key.into(),
+                    upload_id: u.upload_id.into(),
+                },
+                Body::None,
+            )?,
+            Op::ListMultipartUploads { bucket, prefix } => self.simple(
+                Request::ListMultipartUploads {
+                    bucket: bucket.into(),
+                    prefix: prefix.into(),
+                },
+                Body::None,
+            )?,
         };
-        let req = Request::PutObject {
-            bucket: bucket.into(),
-            key: key.into(),
-            len,
-            opts: Cow::Borrowed(opts),
-        };
-        let r = self.simple(req, body.into())?;
-        reply!("PutObject", r, Response::ETag(e) => e)
+        answer(name, r)
     }
+}
 
-    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
+/// The length a PUT body announces, if it knows it.
+fn body_len(body: &PutBody<'_>) -> Option<u64> {
+    match body {
+        PutBody::Bytes(b) => Some(b.len() as u64),
+        PutBody::Stream { len, .. } => *len,
+    }
+}
+
+/// The client's answer for a reply that carries no body. The reply's
+/// kind is checked where the caller unpacks it (`op::answer`), so
+/// a gateway answering an op with another op's kind is still an error.
+fn answer(name: &str, r: Response) -> Result<op::Response> {
+    use op::Response as Answer;
+    Ok(match r {
+        Response::Done => Answer::Done,
+        Response::Buckets(b) => Answer::Buckets(b),
+        Response::ETag(e) => Answer::ETag(e),
+        Response::Info(i) => Answer::Info(i),
+        Response::List(p) => Answer::List(p),
+        Response::UploadId(u) => Answer::UploadId(u),
+        Response::Parts(p) => Answer::Parts(p),
+        Response::Uploads(u) => Answer::Uploads(u),
+        Response::Tags(t) => Answer::Tags(t),
+        other @ (Response::Object { .. }
+        | Response::ObjectFd { .. }
+        | Response::ObjectPart { .. }
+        | Response::NewKey(_)
+        | Response::Keys(_)
+        | Response::Session(_)) => return Err(unexpected(name, &other)),
+    })
+}
+
+impl RemoteClient {
+    fn fetch_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
         let req = Request::GetObject {
             bucket: bucket.into(),
             key: key.into(),
             range,
             fd_ok: self.pool.addr.is_local(),
         };
-        let (r, conn) = self.call(&req, Body::None)?;
+        let (r, conn) = self.send(&req, Body::None)?;
         if let Response::ObjectFd {
             info,
             offset,
@@ -569,200 +725,5 @@ impl S3Client for RemoteClient {
         let (info, offset, length) = reply!("GetObject", r,
             Response::Object { info, offset, length } => (info, offset, length))?;
         Ok(self.streamed(conn, info, offset, length))
-    }
-
-    fn get_object_part(
-        &self,
-        bucket: &str,
-        key: &str,
-        part_number: u32,
-    ) -> Result<(GetObject, Option<u32>)> {
-        let req = Request::GetObjectPart {
-            bucket: bucket.into(),
-            key: key.into(),
-            part_number,
-        };
-        let (r, conn) = self.call(&req, Body::None)?;
-        let (info, offset, length, count) = reply!("GetObjectPart", r,
-            Response::ObjectPart { info, offset, length, parts_count } =>
-                (info, offset, length, parts_count))?;
-        Ok((self.streamed(conn, info, offset, length), count))
-    }
-
-    fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
-        let req = Request::HeadObject {
-            bucket: bucket.into(),
-            key: key.into(),
-        };
-        let r = self.simple(req, Body::None)?;
-        reply!("HeadObject", r, Response::Info(i) => i)
-    }
-
-    fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
-        let req = Request::DeleteObject {
-            bucket: bucket.into(),
-            key: key.into(),
-        };
-        self.done(req)
-    }
-
-    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
-        if cond.is_none() {
-            return self.delete_object(bucket, key);
-        }
-        self.done(Request::DeleteObjectIf {
-            bucket: bucket.into(),
-            key: key.into(),
-            condition: Cow::Borrowed(cond),
-        })
-    }
-
-    fn list_objects(&self, bucket: &str, list: &ListRequest) -> Result<ListPage> {
-        let req = Request::ListObjects {
-            bucket: bucket.into(),
-            list: Cow::Borrowed(list),
-        };
-        let r = self.simple(req, Body::None)?;
-        reply!("ListObjects", r, Response::List(p) => p)
-    }
-
-    fn copy_object_if(
-        &self,
-        src_bucket: &str,
-        src_key: &str,
-        dst_bucket: &str,
-        dst_key: &str,
-        opts: Option<&PutOptions>,
-        cond: &WriteCondition,
-    ) -> Result<ObjectInfo> {
-        let req = Request::CopyObject {
-            src_bucket: src_bucket.into(),
-            src_key: src_key.into(),
-            dst_bucket: dst_bucket.into(),
-            dst_key: dst_key.into(),
-            opts: opts.map(Cow::Borrowed),
-            condition: cond.clone(),
-        };
-        let r = self.simple(req, Body::None)?;
-        reply!("CopyObject", r, Response::Info(i) => i)
-    }
-
-    fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<Tags> {
-        let req = Request::GetObjectTagging {
-            bucket: bucket.into(),
-            key: key.into(),
-        };
-        let r = self.simple(req, Body::None)?;
-        reply!("GetObjectTagging", r, Response::Tags(t) => t)
-    }
-
-    fn put_object_tagging(&self, bucket: &str, key: &str, tags: &Tags) -> Result<()> {
-        self.done(Request::PutObjectTagging {
-            bucket: bucket.into(),
-            key: key.into(),
-            tags: Cow::Borrowed(tags),
-        })
-    }
-
-    fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()> {
-        self.done(Request::DeleteObjectTagging {
-            bucket: bucket.into(),
-            key: key.into(),
-        })
-    }
-
-    fn create_multipart_upload(
-        &self,
-        bucket: &str,
-        key: &str,
-        opts: &PutOptions,
-    ) -> Result<String> {
-        let req = Request::CreateMultipartUpload {
-            bucket: bucket.into(),
-            key: key.into(),
-            opts: Cow::Borrowed(opts),
-        };
-        let r = self.simple(req, Body::None)?;
-        reply!("CreateMultipartUpload", r, Response::UploadId(u) => u)
-    }
-
-    fn upload_part(
-        &self,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-        part_number: u32,
-        body: PutBody<'_>,
-    ) -> Result<String> {
-        let len = match &body {
-            PutBody::Bytes(b) => Some(b.len() as u64),
-            PutBody::Stream { len, .. } => *len,
-        };
-        let req = Request::UploadPart {
-            bucket: bucket.into(),
-            key: key.into(),
-            upload_id: upload_id.into(),
-            part_number,
-            len,
-        };
-        let r = self.simple(req, body.into())?;
-        reply!("UploadPart", r, Response::ETag(e) => e)
-    }
-
-    fn complete_multipart_upload(
-        &self,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-        parts: &[(u32, String)],
-    ) -> Result<ObjectInfo> {
-        self.complete_multipart_upload_if(bucket, key, upload_id, parts, &WriteCondition::Always)
-    }
-
-    fn complete_multipart_upload_if(
-        &self,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-        parts: &[(u32, String)],
-        cond: &WriteCondition,
-    ) -> Result<ObjectInfo> {
-        let req = Request::CompleteMultipartUpload {
-            bucket: bucket.into(),
-            key: key.into(),
-            upload_id: upload_id.into(),
-            parts: Cow::Borrowed(parts),
-            condition: cond.clone(),
-        };
-        let r = self.simple(req, Body::None)?;
-        reply!("CompleteMultipartUpload", r, Response::Info(i) => i)
-    }
-
-    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
-        let req = Request::AbortMultipartUpload {
-            bucket: bucket.into(),
-            key: key.into(),
-            upload_id: upload_id.into(),
-        };
-        self.done(req)
-    }
-
-    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
-        let req = Request::ListParts {
-            bucket: bucket.into(),
-            key: key.into(),
-            upload_id: upload_id.into(),
-        };
-        let r = self.simple(req, Body::None)?;
-        reply!("ListParts", r, Response::Parts(p) => p)
-    }
-
-    fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
-        let req = Request::ListMultipartUploads {
-            bucket: bucket.into(),
-            prefix: prefix.into(),
-        };
-        let r = self.simple(req, Body::None)?;
-        reply!("ListMultipartUploads", r, Response::Uploads(u) => u)
     }
 }

@@ -4,6 +4,7 @@
 
 use super::call::*;
 use super::*;
+use s3hpc_client::{Request, Response};
 
 /// `etag` quoted, as S3 sends it (libs3 hands over what the server sent).
 fn quoted(etag: String) -> String {
@@ -183,19 +184,109 @@ impl S3Client for Libs3Client {
         "libs3"
     }
 
-    fn create_bucket(&self, bucket: &str) -> Result<()> {
+    /// What libs3 has no call for (tags, GET by part) is NotImplemented,
+    /// and a condition it cannot carry is refused rather than dropped.
+    fn call(&self, req: Request<'_>) -> Result<Response> {
+        let refuse = |cond| s3hpc_client::refuse_condition(self.transport(), cond);
+        let not_carried = |what| Err(s3hpc_client::not_carried(self.transport(), what));
+        match req {
+            Request::CreateBucket { bucket } => {
+                s3hpc_client::owned_is_created(self.s3_create_bucket(bucket)).map(Response::done)
+            }
+            Request::DeleteBucket { bucket } => self.s3_delete_bucket(bucket).map(Response::done),
+            Request::HeadBucket { bucket } => self.s3_head_bucket(bucket).map(Response::done),
+            Request::ListBuckets => self.s3_list_buckets().map(Response::Buckets),
+            Request::PutObject(r) => self
+                .s3_put_object(r.bucket, r.key, r.body, r.opts)
+                .map(Response::ETag),
+            Request::GetObject { bucket, key, range } => {
+                self.s3_get_object(bucket, key, range).map(Response::Object)
+            }
+            Request::GetObjectPart(_) => not_carried("GET with partNumber"),
+            Request::HeadObject { bucket, key } => {
+                self.s3_head_object(bucket, key).map(Response::Info)
+            }
+            Request::DeleteObject(r) => {
+                if !r.condition.is_none() {
+                    return not_carried("delete conditions");
+                }
+                self.s3_delete_object(r.bucket, r.key).map(Response::done)
+            }
+            Request::ListObjects { bucket, list } => {
+                self.s3_list_objects(bucket, list).map(Response::List)
+            }
+            Request::CopyObject(r) => {
+                refuse(r.condition)?;
+                self.s3_copy_object(r.src_bucket, r.src_key, r.dst_bucket, r.dst_key, r.opts)
+                    .map(Response::Info)
+            }
+            Request::GetObjectTagging { .. }
+            | Request::PutObjectTagging { .. }
+            | Request::DeleteObjectTagging { .. } => not_carried("object tagging"),
+            Request::CreateMultipartUpload { bucket, key, opts } => self
+                .s3_create_multipart_upload(bucket, key, opts)
+                .map(Response::UploadId),
+            Request::UploadPart(r) => self
+                .s3_upload_part(r.bucket, r.key, r.upload_id, r.part_number, r.body)
+                .map(Response::ETag),
+            Request::CompleteMultipartUpload(r) => {
+                refuse(r.condition)?;
+                self.s3_complete_multipart_upload(r.bucket, r.key, r.upload_id, r.parts)
+                    .map(Response::Info)
+            }
+            Request::AbortMultipartUpload(u) => self
+                .s3_abort_multipart_upload(u.bucket, u.key, u.upload_id)
+                .map(Response::done),
+            Request::ListParts(u) => self
+                .s3_list_parts(u.bucket, u.key, u.upload_id)
+                .map(Response::Parts),
+            Request::ListMultipartUploads { bucket, prefix } => self
+                .s3_list_multipart_uploads(bucket, prefix)
+                .map(Response::Uploads),
+        }
+    }
+    fn get_object_into(&self, bucket: &str, key: &str, buf: &mut [u8]) -> Result<ObjectInfo> {
+        let want = buf.len();
+        let mut call = Call::with_sink(Source::None, Sink::Slice { buf, filled: 0 });
+        let got = self.get(bucket, key, 0, 0, &mut call);
+        let filled = match call.sink {
+            Sink::Slice { filled, .. } => filled,
+            Sink::Vec(_) | Sink::None => 0,
+        };
+        if call.overflow || (got.is_ok() && filled != want) {
+            return Err(S3Error::new(
+                ErrorCode::IncompleteBody,
+                format!(
+                    "object {bucket}/{key} has {} bytes, expected {want}",
+                    if call.overflow {
+                        "more".to_string()
+                    } else {
+                        filled.to_string()
+                    }
+                ),
+            ));
+        }
+        got?;
+        Ok(info(key, &mut call, want as u64))
+    }
+}
+
+/// The operations, one libs3 call each (or a few, for pages), for
+/// [`S3Client::call`].
+impl Libs3Client {
+    fn s3_create_bucket(&self, bucket: &str) -> Result<()> {
         s3hpc_client::owned_is_created(self.bucket_call(bucket, BucketOp::Create))
     }
 
-    fn delete_bucket(&self, bucket: &str) -> Result<()> {
+    fn s3_delete_bucket(&self, bucket: &str) -> Result<()> {
         self.bucket_call(bucket, BucketOp::Delete)
     }
 
-    fn head_bucket(&self, bucket: &str) -> Result<()> {
+    fn s3_head_bucket(&self, bucket: &str) -> Result<()> {
         self.bucket_call(bucket, BucketOp::Test)
     }
 
-    fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
+    fn s3_list_buckets(&self) -> Result<Vec<BucketInfo>> {
         let mut call = Call::new(Source::None);
         // SAFETY: valid strings and handler; `call` outlives the request.
         unsafe {
@@ -224,7 +315,7 @@ impl S3Client for Libs3Client {
             .collect())
     }
 
-    fn put_object(
+    fn s3_put_object(
         &self,
         bucket: &str,
         key: &str,
@@ -256,7 +347,12 @@ impl S3Client for Libs3Client {
         Ok(quoted(call.props.map(|p| p.e_tag).unwrap_or_default()))
     }
 
-    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
+    fn s3_get_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        range: Option<ByteRange>,
+    ) -> Result<GetObject> {
         let (start, count) = match range {
             None => (0, 0),
             Some(ByteRange::FromTo { first, last: None }) => (first, 0),
@@ -265,7 +361,7 @@ impl S3Client for Libs3Client {
                 last: Some(last),
             }) if last >= first => (first, last - first + 1),
             Some(ByteRange::Suffix(n)) if n > 0 => {
-                let size = self.head_object(bucket, key)?.size;
+                let size = self.s3_head_object(bucket, key)?.size;
                 (size.saturating_sub(n), n.min(size))
             }
             Some(r) => {
@@ -291,32 +387,7 @@ impl S3Client for Libs3Client {
         })
     }
 
-    fn get_object_into(&self, bucket: &str, key: &str, buf: &mut [u8]) -> Result<ObjectInfo> {
-        let want = buf.len();
-        let mut call = Call::with_sink(Source::None, Sink::Slice { buf, filled: 0 });
-        let got = self.get(bucket, key, 0, 0, &mut call);
-        let filled = match call.sink {
-            Sink::Slice { filled, .. } => filled,
-            Sink::Vec(_) | Sink::None => 0,
-        };
-        if call.overflow || (got.is_ok() && filled != want) {
-            return Err(S3Error::new(
-                ErrorCode::IncompleteBody,
-                format!(
-                    "object {bucket}/{key} has {} bytes, expected {want}",
-                    if call.overflow {
-                        "more".to_string()
-                    } else {
-                        filled.to_string()
-                    }
-                ),
-            ));
-        }
-        got?;
-        Ok(info(key, &mut call, want as u64))
-    }
-
-    fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
+    fn s3_head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
         let (b, k) = object_args(bucket, key)?;
         let ctx = self.context(&b);
         let mut call = Call::new(Source::None);
@@ -338,7 +409,7 @@ impl S3Client for Libs3Client {
         Ok(info)
     }
 
-    fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
+    fn s3_delete_object(&self, bucket: &str, key: &str) -> Result<()> {
         let (b, k) = object_args(bucket, key)?;
         let ctx = self.context(&b);
         let mut call = Call::new(Source::None);
@@ -356,7 +427,7 @@ impl S3Client for Libs3Client {
         self.finish(&mut call, || format!("delete {bucket}/{key}"), true)
     }
 
-    fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+    fn s3_list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
         let max = match req.max_keys {
             0 => 1000,
             n => n.min(1000),
@@ -386,18 +457,14 @@ impl S3Client for Libs3Client {
         })
     }
 
-    /// libs3's copy carries no write condition: refused (NotImplemented)
-    /// rather than written unconditionally.
-    fn copy_object_if(
+    fn s3_copy_object(
         &self,
         src_bucket: &str,
         src_key: &str,
         dst_bucket: &str,
         dst_key: &str,
         opts: Option<&PutOptions>,
-        cond: &s3hpc_client::WriteCondition,
     ) -> Result<ObjectInfo> {
-        s3hpc_client::refuse_condition(self.transport(), cond)?;
         let (b, k) = object_args(src_bucket, src_key)?;
         let (db, dk) = object_args(dst_bucket, dst_key)?;
         let ctx = self.context(&b);
@@ -429,10 +496,10 @@ impl S3Client for Libs3Client {
         let what = || format!("copy {src_bucket}/{src_key} to {dst_bucket}/{dst_key}");
         self.finish(&mut call, what, true)?;
         // libs3 returns the ETag and time only: the rest from a HEAD.
-        self.head_object(dst_bucket, dst_key)
+        self.s3_head_object(dst_bucket, dst_key)
     }
 
-    fn create_multipart_upload(
+    fn s3_create_multipart_upload(
         &self,
         bucket: &str,
         key: &str,
@@ -464,7 +531,7 @@ impl S3Client for Libs3Client {
         })
     }
 
-    fn upload_part(
+    fn s3_upload_part(
         &self,
         bucket: &str,
         key: &str,
@@ -500,7 +567,7 @@ impl S3Client for Libs3Client {
         Ok(quoted(call.props.map(|p| p.e_tag).unwrap_or_default()))
     }
 
-    fn complete_multipart_upload(
+    fn s3_complete_multipart_upload(
         &self,
         bucket: &str,
         key: &str,
@@ -525,10 +592,10 @@ impl S3Client for Libs3Client {
             )
         };
         self.finish(&mut call, || format!("complete {bucket}/{key}"), true)?;
-        self.head_object(bucket, key)
+        self.s3_head_object(bucket, key)
     }
 
-    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
+    fn s3_abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
         let ((b, k), id) = (object_args(bucket, key)?, arg(upload_id)?);
         let ctx = self.context(&b);
         ABORT_STATUS.with(|a| a.set(None));
@@ -556,7 +623,7 @@ impl S3Client for Libs3Client {
         }
     }
 
-    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
+    fn s3_list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
         let ((b, k), id) = (object_args(bucket, key)?, arg(upload_id)?);
         let ctx = self.context(&b);
         let mut out = Vec::new();
@@ -597,7 +664,7 @@ impl S3Client for Libs3Client {
         }
     }
 
-    fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
+    fn s3_list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
         let b = bucket_arg(bucket)?;
         let ctx = self.context(&b);
         let p = arg(prefix)?;

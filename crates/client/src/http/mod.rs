@@ -14,7 +14,7 @@ mod response;
 pub mod sigv4;
 pub mod xml;
 
-use crate::{GetObject, S3Client, Tags};
+use crate::{GetObject, Request, Response, S3Client, Tags};
 pub use request::HttpClientConfig;
 use request::{Body, Call};
 use response::{object_info, parse_time};
@@ -62,7 +62,7 @@ impl HttpClient {
         })
     }
 
-    fn call<'a>(&'a self, method: Method, bucket: &'a str, key: Option<&'a str>) -> Call<'a> {
+    fn start<'a>(&'a self, method: Method, bucket: &'a str, key: Option<&'a str>) -> Call<'a> {
         Call::new(&self.inner, method, Some(bucket), key)
     }
 
@@ -80,7 +80,7 @@ impl HttpClient {
             .unwrap_or_default();
         match response::written_info(key, &etag, &headers)? {
             Some(info) if !etag.is_empty() => Ok(info),
-            _ => self.head_object(bucket, key),
+            _ => object_info(key, &self.start(Method::HEAD, bucket, Some(key)).send()?),
         }
     }
 }
@@ -267,24 +267,150 @@ fn list_page(doc: xml::ListBucket) -> Result<ListPage> {
     })
 }
 
+/// `call` with the headers of a conditional DELETE.
+fn with_delete_condition<'a>(mut call: Call<'a>, cond: &DeleteCondition) -> Call<'a> {
+    if let Some(etag) = &cond.etag {
+        call = call.header("if-match", etag.clone());
+    }
+    if let Some(size) = cond.size {
+        call = call.header("x-amz-if-match-size", size.to_string());
+    }
+    if let Some(t) = cond.last_modified {
+        call = call.header("x-amz-if-match-last-modified-time", http_date(t));
+    }
+    call
+}
+
 impl S3Client for HttpClient {
     fn transport(&self) -> &'static str {
         "http"
     }
 
-    fn create_bucket(&self, bucket: &str) -> Result<()> {
-        crate::owned_is_created(self.call(Method::PUT, bucket, None).send().map(drop))
+    fn call(&self, req: Request<'_>) -> Result<Response> {
+        match req {
+            Request::CreateBucket { bucket } => {
+                let sent = self.start(Method::PUT, bucket, None).send().map(drop);
+                crate::owned_is_created(sent).map(Response::done)
+            }
+            Request::DeleteBucket { bucket } => self
+                .start(Method::DELETE, bucket, None)
+                .send()
+                .map(Response::done),
+            Request::HeadBucket { bucket } => self
+                .start(Method::HEAD, bucket, None)
+                .send()
+                .map(Response::done),
+            Request::ListBuckets => self.fetch_buckets().map(Response::Buckets),
+            Request::PutObject(r) => {
+                let call = self.start(Method::PUT, r.bucket, Some(r.key));
+                let call = with_put_options(call, r.opts)?;
+                let resp = with_condition(call, &r.opts.condition).send_body(body_of(r.body))?;
+                response::etag(&resp).map(Response::ETag)
+            }
+            Request::GetObject { bucket, key, range } => {
+                self.fetch_object(bucket, key, range).map(Response::Object)
+            }
+            Request::GetObjectPart(r) => {
+                let resp = self
+                    .start(Method::GET, r.bucket, Some(r.key))
+                    .query("partNumber", r.part_number.to_string())
+                    .send()?;
+                let count = resp
+                    .headers()
+                    .get("x-amz-mp-parts-count")
+                    .and_then(|n| n.to_str().ok()?.parse().ok());
+                Ok(Response::ObjectPart(object_answer(r.key, resp)?, count))
+            }
+            Request::HeadObject { bucket, key } => {
+                let resp = self.start(Method::HEAD, bucket, Some(key)).send()?;
+                object_info(key, &resp).map(Response::Info)
+            }
+            Request::DeleteObject(r) => {
+                let call = self.start(Method::DELETE, r.bucket, Some(r.key));
+                with_delete_condition(call, r.condition)
+                    .send()
+                    .map(Response::done)
+            }
+            Request::ListObjects { bucket, list } => {
+                self.fetch_list_page(bucket, list).map(Response::List)
+            }
+            Request::CopyObject(r) => {
+                request::check_key(r.src_key)?;
+                let source = format!("/{}/{}", r.src_bucket, s3hpc_store::url_encode(r.src_key));
+                let mut call = self
+                    .start(Method::PUT, r.dst_bucket, Some(r.dst_key))
+                    .header("x-amz-copy-source", source);
+                if let Some(o) = r.opts {
+                    call = with_put_options(call.header("x-amz-metadata-directive", "REPLACE"), o)?;
+                    if !o.tags.is_empty() {
+                        call = call.header("x-amz-tagging-directive", "REPLACE");
+                    }
+                }
+                let answer = with_condition(call, r.condition).send_for_answer(Body::Empty)?;
+                self.written(r.dst_bucket, r.dst_key, answer)
+                    .map(Response::Info)
+            }
+            Request::GetObjectTagging { bucket, key } => {
+                self.fetch_tags(bucket, key).map(Response::Tags)
+            }
+            Request::PutObjectTagging { bucket, key, tags } => {
+                let doc = xml::Tagging::of(tags).to_xml();
+                self.start(Method::PUT, bucket, Some(key))
+                    .query("tagging", "")
+                    .header("content-type", "application/xml")
+                    .send_for_xml(Body::Bytes(doc.as_bytes()))
+                    .map(Response::done)
+            }
+            Request::DeleteObjectTagging { bucket, key } => self
+                .start(Method::DELETE, bucket, Some(key))
+                .query("tagging", "")
+                .send()
+                .map(Response::done),
+            Request::CreateMultipartUpload { bucket, key, opts } => {
+                let doc = with_put_options(self.start(Method::POST, bucket, Some(key)), opts)?
+                    .query("uploads", "")
+                    .send_for_xml(Body::Empty)?;
+                let what = format_args!("create upload of {bucket}/{key}");
+                let created = xml::parse::<xml::InitiateMultipartUpload>(&doc, what)?;
+                Ok(Response::UploadId(created.upload_id))
+            }
+            Request::UploadPart(r) => {
+                let resp = self
+                    .start(Method::PUT, r.bucket, Some(r.key))
+                    .query("partNumber", r.part_number.to_string())
+                    .query("uploadId", r.upload_id)
+                    .send_body(body_of(r.body))?;
+                response::etag(&resp).map(Response::ETag)
+            }
+            Request::CompleteMultipartUpload(r) => {
+                let doc = xml::complete_multipart_document(r.parts);
+                let call = self
+                    .start(Method::POST, r.bucket, Some(r.key))
+                    .query("uploadId", r.upload_id)
+                    .header("content-type", "application/xml");
+                let body = Body::Bytes(doc.as_bytes());
+                let answer = with_condition(call, r.condition).send_for_answer(body)?;
+                self.written(r.bucket, r.key, answer).map(Response::Info)
+            }
+            Request::AbortMultipartUpload(u) => self
+                .start(Method::DELETE, u.bucket, Some(u.key))
+                .query("uploadId", u.upload_id)
+                .send()
+                .map(Response::done),
+            Request::ListParts(u) => self
+                .fetch_all_parts(u.bucket, u.key, u.upload_id)
+                .map(Response::Parts),
+            Request::ListMultipartUploads { bucket, prefix } => self
+                .fetch_all_uploads(bucket, prefix)
+                .map(Response::Uploads),
+        }
     }
+}
 
-    fn delete_bucket(&self, bucket: &str) -> Result<()> {
-        self.call(Method::DELETE, bucket, None).send().map(drop)
-    }
-
-    fn head_bucket(&self, bucket: &str) -> Result<()> {
-        self.call(Method::HEAD, bucket, None).send().map(drop)
-    }
-
-    fn list_buckets(&self) -> Result<Vec<BucketInfo>> {
+/// The operations of more than a few lines, for [`S3Client::call`]
+/// (named apart from the trait's typed methods, which call `call`).
+impl HttpClient {
+    fn fetch_buckets(&self) -> Result<Vec<BucketInfo>> {
         let doc = Call::new(&self.inner, Method::GET, None, None).send_for_xml(Body::Empty)?;
         xml::parse::<xml::ListAllMyBuckets>(&doc, format_args!("GET /"))?
             .buckets
@@ -300,20 +426,8 @@ impl S3Client for HttpClient {
             .collect()
     }
 
-    fn put_object(
-        &self,
-        bucket: &str,
-        key: &str,
-        body: PutBody<'_>,
-        opts: &PutOptions,
-    ) -> Result<String> {
-        let call = with_put_options(self.call(Method::PUT, bucket, Some(key)), opts)?;
-        let resp = with_condition(call, &opts.condition).send_body(body_of(body))?;
-        response::etag(&resp)
-    }
-
-    fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
-        let mut call = self.call(Method::GET, bucket, Some(key));
+    fn fetch_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetObject> {
+        let mut call = self.start(Method::GET, bucket, Some(key));
         if let Some(r) = range {
             if let ByteRange::FromTo {
                 first,
@@ -333,51 +447,9 @@ impl S3Client for HttpClient {
         object_answer(key, call.send()?)
     }
 
-    fn get_object_part(
-        &self,
-        bucket: &str,
-        key: &str,
-        part_number: u32,
-    ) -> Result<(GetObject, Option<u32>)> {
-        let resp = self
-            .call(Method::GET, bucket, Some(key))
-            .query("partNumber", part_number.to_string())
-            .send()?;
-        let count = resp
-            .headers()
-            .get("x-amz-mp-parts-count")
-            .and_then(|n| n.to_str().ok()?.parse().ok());
-        Ok((object_answer(key, resp)?, count))
-    }
-
-    fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
-        let resp = self.call(Method::HEAD, bucket, Some(key)).send()?;
-        object_info(key, &resp)
-    }
-
-    fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
-        self.call(Method::DELETE, bucket, Some(key))
-            .send()
-            .map(drop)
-    }
-
-    fn delete_object_if(&self, bucket: &str, key: &str, cond: &DeleteCondition) -> Result<()> {
-        let mut call = self.call(Method::DELETE, bucket, Some(key));
-        if let Some(etag) = &cond.etag {
-            call = call.header("if-match", etag.clone());
-        }
-        if let Some(size) = cond.size {
-            call = call.header("x-amz-if-match-size", size.to_string());
-        }
-        if let Some(t) = cond.last_modified {
-            call = call.header("x-amz-if-match-last-modified-time", http_date(t));
-        }
-        call.send().map(drop)
-    }
-
-    fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
+    fn fetch_list_page(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
         let mut call = self
-            .call(Method::GET, bucket, None)
+            .start(Method::GET, bucket, None)
             .query("list-type", "2")
             .query("encoding-type", "url");
         if !req.prefix.is_empty() {
@@ -399,33 +471,9 @@ impl S3Client for HttpClient {
         list_page(xml::parse(&doc, format_args!("list {bucket}"))?)
     }
 
-    fn copy_object_if(
-        &self,
-        src_bucket: &str,
-        src_key: &str,
-        dst_bucket: &str,
-        dst_key: &str,
-        opts: Option<&PutOptions>,
-        cond: &WriteCondition,
-    ) -> Result<ObjectInfo> {
-        request::check_key(src_key)?;
-        let source = format!("/{src_bucket}/{}", s3hpc_store::url_encode(src_key));
-        let mut call = self
-            .call(Method::PUT, dst_bucket, Some(dst_key))
-            .header("x-amz-copy-source", source);
-        if let Some(o) = opts {
-            call = with_put_options(call.header("x-amz-metadata-directive", "REPLACE"), o)?;
-            if !o.tags.is_empty() {
-                call = call.header("x-amz-tagging-directive", "REPLACE");
-            }
-        }
-        let answer = with_condition(call, cond).send_for_answer(Body::Empty)?;
-        self.written(dst_bucket, dst_key, answer)
-    }
-
-    fn get_object_tagging(&self, bucket: &str, key: &str) -> Result<Tags> {
+    fn fetch_tags(&self, bucket: &str, key: &str) -> Result<Tags> {
         let doc = self
-            .call(Method::GET, bucket, Some(key))
+            .start(Method::GET, bucket, Some(key))
             .query("tagging", "")
             .send_for_xml(Body::Empty)?;
         let tags: xml::Tagging = xml::parse(&doc, format_args!("tags of {bucket}/{key}"))?;
@@ -437,102 +485,12 @@ impl S3Client for HttpClient {
             .collect())
     }
 
-    fn put_object_tagging(&self, bucket: &str, key: &str, tags: &Tags) -> Result<()> {
-        let tags = xml::Tagging {
-            tag_set: xml::TagSet {
-                tags: tags
-                    .iter()
-                    .map(|(k, v)| xml::Tag {
-                        key: k.clone(),
-                        value: v.clone(),
-                    })
-                    .collect(),
-            },
-        };
-        let doc = tags.to_xml();
-        self.call(Method::PUT, bucket, Some(key))
-            .query("tagging", "")
-            .header("content-type", "application/xml")
-            .send_for_xml(Body::Bytes(doc.as_bytes()))
-            .map(drop)
-    }
-
-    fn delete_object_tagging(&self, bucket: &str, key: &str) -> Result<()> {
-        self.call(Method::DELETE, bucket, Some(key))
-            .query("tagging", "")
-            .send()
-            .map(drop)
-    }
-
-    fn create_multipart_upload(
-        &self,
-        bucket: &str,
-        key: &str,
-        opts: &PutOptions,
-    ) -> Result<String> {
-        let doc = with_put_options(self.call(Method::POST, bucket, Some(key)), opts)?
-            .query("uploads", "")
-            .send_for_xml(Body::Empty)?;
-        let what = format_args!("create upload of {bucket}/{key}");
-        Ok(xml::parse::<xml::InitiateMultipartUpload>(&doc, what)?.upload_id)
-    }
-
-    fn upload_part(
-        &self,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-        part_number: u32,
-        body: PutBody<'_>,
-    ) -> Result<String> {
-        let resp = self
-            .call(Method::PUT, bucket, Some(key))
-            .query("partNumber", part_number.to_string())
-            .query("uploadId", upload_id)
-            .send_body(body_of(body))?;
-        response::etag(&resp)
-    }
-
-    fn complete_multipart_upload(
-        &self,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-        parts: &[(u32, String)],
-    ) -> Result<ObjectInfo> {
-        self.complete_multipart_upload_if(bucket, key, upload_id, parts, &WriteCondition::Always)
-    }
-
-    fn complete_multipart_upload_if(
-        &self,
-        bucket: &str,
-        key: &str,
-        upload_id: &str,
-        parts: &[(u32, String)],
-        cond: &WriteCondition,
-    ) -> Result<ObjectInfo> {
-        let doc = xml::complete_multipart_document(parts);
-        let call = self
-            .call(Method::POST, bucket, Some(key))
-            .query("uploadId", upload_id)
-            .header("content-type", "application/xml");
-        let answer = with_condition(call, cond).send_for_answer(Body::Bytes(doc.as_bytes()))?;
-        self.written(bucket, key, answer)
-    }
-
-    fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) -> Result<()> {
-        self.call(Method::DELETE, bucket, Some(key))
-            .query("uploadId", upload_id)
-            .send()
-            .map(drop)
-    }
-
-    fn list_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
+    fn fetch_all_parts(&self, bucket: &str, key: &str, upload_id: &str) -> Result<Vec<PartInfo>> {
         let mut parts = Vec::new();
         let mut marker = None::<String>;
         loop {
             let mut call = self
-                .call(Method::GET, bucket, Some(key))
+                .start(Method::GET, bucket, Some(key))
                 .query("uploadId", upload_id);
             if let Some(m) = &marker {
                 call = call.query("part-number-marker", m);
@@ -555,11 +513,11 @@ impl S3Client for HttpClient {
         }
     }
 
-    fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
+    fn fetch_all_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
         let mut uploads = Vec::new();
         let mut markers = None::<(String, String)>;
         loop {
-            let mut call = self.call(Method::GET, bucket, None).query("uploads", "");
+            let mut call = self.start(Method::GET, bucket, None).query("uploads", "");
             if !prefix.is_empty() {
                 call = call.query("prefix", prefix);
             }

@@ -128,6 +128,19 @@ pub struct Tag {
 }
 
 impl Tagging {
+    pub fn of(tags: &crate::Tags) -> Tagging {
+        let tags = tags
+            .iter()
+            .map(|(k, v)| Tag {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect();
+        Tagging {
+            tag_set: TagSet { tags },
+        }
+    }
+
     pub fn to_xml(&self) -> String {
         write(self, "Tagging")
     }
