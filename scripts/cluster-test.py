@@ -456,6 +456,7 @@ class Tests:
         a.close()  # its process is gone: its packs are a compaction's
         counts = {"reads": 0, "writes": 0, "wrong": 0, "errors": 0}
         stop = threading.Event()
+        seen = []  # after the first wrong read, what was seen
 
         def check(g, key, tag):
             if tag is None:
@@ -486,9 +487,24 @@ class Tests:
                 g = c.call(f"get {BUCKET} {key}")
                 with lock:
                     counts["reads"] += 1
-                    if not check(g, key, tag):
+                    wrong = not check(g, key, tag)
+                    if wrong:
                         counts["wrong"] += 1
                         first.append(f"GET {key} want {tag}: " + " ".join(g)[:120])
+                    diagnose = wrong and counts["wrong"] == 1
+                if diagnose:
+                    # Whose view is wrong: this process's, or the node's?
+                    ls = self.in_node(self.C, "ls", "-la", f"{self.data}/{BUCKET}/.s3hpc-packs",
+                                      check=False)
+                    fresh = self.agent(self.C).call(f"get {BUCKET} {key}")
+                    again = c.call(f"get {BUCKET} {key}")
+                    # A's keys are only in packs: none listed means the
+                    # process takes the bucket for a plain one.
+                    listed = c.call(f"list {BUCKET} cp/k")[:2]
+                    seen.append(f"then on C: a new process {' '.join(fresh)[:60]}, the same "
+                                f"process {' '.join(again)[:60]}, which lists "
+                                f"{' '.join(listed)} keys under cp/k; packs listed on C: "
+                                + " | ".join(ls.stdout.split("\n")[1:]))
 
         ths = [threading.Thread(target=writer), threading.Thread(target=reader)]
         for t in ths:
@@ -507,6 +523,7 @@ class Tests:
         counts.update({"packs rewritten": rewritten, "wrong after": after})
         if first:
             counts["first"] = first[0]
+            counts["diagnosis"] = seen[0] if seen else "none"
         if out.returncode:
             counts["compact"] = (out.stderr or out.stdout).strip()[:160]
         self.report(self.label, "compact-while-used", counts,

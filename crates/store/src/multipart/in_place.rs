@@ -289,6 +289,19 @@ impl Store {
                 _ => S3Error::new(e.code, format!("{what}: {}", e.message)),
             })?;
         self.sync_data(&fd).map_err(|e| io_err(e, &what))?;
+        if self.profile.shared {
+            // This node's cached copy of the slot goes stale if completion
+            // copies a re-upload of the part over it from another node, and
+            // a FUSE client (ceph-fuse) drops such pages only some time
+            // after: a GET here right after completion read the old part
+            // (seen on CephFS across three nodes). Clean pages only.
+            let _ = rustix::fs::fadvise(
+                &fd,
+                offset,
+                std::num::NonZeroU64::new(len),
+                rustix::fs::Advice::DontNeed,
+            );
+        }
         let record = Placed {
             offset,
             len,
