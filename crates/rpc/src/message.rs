@@ -524,6 +524,7 @@ mod tests {
             tag_count: 3,
             headers: ObjectHeaders::default(),
             owner: None,
+            version_id: None,
         });
         assert_eq!(
             postcard::to_allocvec(&info).unwrap(),

@@ -82,6 +82,11 @@ impl Store {
         self.forget_layout(bucket);
         match unlinkat(&self.root_fd, bucket, AtFlags::REMOVEDIR) {
             Ok(()) => Ok(()),
+            Err(Errno::NOTEMPTY | Errno::EXIST) if holds_versions(&fd) => Err(s3err!(
+                BucketNotEmpty,
+                "bucket {bucket:?} still holds versions of objects (or delete markers); \
+                 delete every version first (ListObjectVersions lists them)"
+            )),
             Err(Errno::NOTEMPTY | Errno::EXIST) => Err(s3err!(
                 BucketNotEmpty,
                 "bucket {bucket:?} holds no objects but other entries (symlinks or special \
@@ -142,6 +147,25 @@ fn created(st: &Statx) -> SystemTime {
     UNIX_EPOCH + Duration::new(secs, t.tv_nsec)
 }
 
+/// Whether a versions directory is left anywhere below `dir`.
+fn holds_versions(dir: &OwnedFd) -> bool {
+    let Ok(entries) = read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        if name.to_bytes() == b"." || name.to_bytes() == b".." {
+            return false;
+        }
+        if name.to_bytes() == crate::VERSIONS_DIR.as_bytes() {
+            return true;
+        }
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        crate::fscalls::openat(dir.as_fd(), name, flags, Mode::empty())
+            .is_ok_and(|sub| holds_versions(&sub))
+    })
+}
+
 /// Removes, below `dir`, the engine's hidden entries (all of a hidden
 /// directory's content) and directories that end up empty; leaves everything
 /// else.
@@ -163,6 +187,12 @@ fn clear_non_objects(dir: &OwnedFd, hidden: bool) {
         } else {
             ft
         };
+        if ft == FileType::Directory && name.as_bytes() == crate::VERSIONS_DIR.as_bytes() {
+            // Objects' versions: a bucket that holds any is not empty (an
+            // empty versions directory goes).
+            let _ = unlinkat(dir, name.as_c_str(), AtFlags::REMOVEDIR);
+            continue;
+        }
         if ft == FileType::Directory {
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             if let Ok(sub) =

@@ -93,7 +93,7 @@ impl Store {
 
     /// The bucket's directory, when the acting identity owns it (or is
     /// root).
-    fn open_owned(&self, bucket: &str, name: &str) -> Result<(OwnedFd, String)> {
+    pub(crate) fn open_owned(&self, bucket: &str, name: &str) -> Result<(OwnedFd, String)> {
         let (fd, what) = self.open_target(bucket, None)?;
         let st = fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
         let me = rustix::process::geteuid().as_raw();

@@ -62,6 +62,11 @@ error_codes! {
     // A remote transport cannot reach its server.
     ServiceUnavailable => "ServiceUnavailable",
     InternalError => "InternalError",
+    // Versioning.
+    NoSuchVersion => "NoSuchVersion",
+    InvalidBucketState => "InvalidBucketState",
+    IllegalVersioningConfiguration => "IllegalVersioningConfigurationException",
+    MethodNotAllowed => "MethodNotAllowed",
 }
 
 impl ErrorCode {
@@ -69,8 +74,10 @@ impl ErrorCode {
     pub fn http_status(self) -> u16 {
         use ErrorCode::*;
         match self {
-            NoSuchBucket | NoSuchKey | NoSuchUpload => 404,
+            NoSuchBucket | NoSuchKey | NoSuchUpload | NoSuchVersion => 404,
+            MethodNotAllowed => 405,
             BucketNotEmpty
+            | InvalidBucketState
             | BucketAlreadyOwnedByYou
             | BucketAlreadyExists
             | KeyConflict

@@ -33,6 +33,7 @@ mod sweep;
 mod tagging;
 mod temp;
 mod types;
+mod versions;
 
 pub use acting::Acting;
 pub use checksum::{
@@ -53,6 +54,9 @@ pub use probe::{
 pub use sweep::SweepPace;
 pub use temp::STALE_AGE;
 pub use types::*;
+pub use versions::{
+    is_version_id, KeyVersion, Versioning, MAX_VERSIONED_NAME, NULL_VERSION, VERSIONS_DIR,
+};
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -85,6 +89,8 @@ pub struct Store {
     dir_size_counts_entries: bool,
     /// What the data root's file system can do, probed at open.
     profile: FsProfile,
+    /// Which buckets keep versions, as this process last looked.
+    versionings: versions::States,
 }
 
 impl Store {
@@ -141,6 +147,7 @@ impl Store {
             unnamed_temps: std::sync::atomic::AtomicBool::new(profile.tmpfile),
             dir_size_counts_entries: fs_type == TMPFS_MAGIC,
             profile,
+            versionings: Default::default(),
         })
     }
 

@@ -46,6 +46,8 @@ pub(crate) struct StoredMeta {
     /// set on the temporary before it is published, never stored with the
     /// object; kept in a multipart upload's info until completion.
     pub access: Option<crate::PermissionChange>,
+    /// The object's version id in a versioned bucket (None: `null`).
+    pub version_id: Option<String>,
 }
 
 /// S3's limits on object tags.
@@ -96,6 +98,8 @@ const TAG_TAG_VALUE: u8 = 3;
 const TAG_PARTS: u8 = 4;
 /// A multipart upload's requested permissions (`PermissionChange::encode`).
 const TAG_ACCESS: u8 = 10;
+/// The version id (docs/src/design/versioning.md).
+const TAG_VERSION: u8 = 11;
 /// The standard headers, one record each (the value as sent).
 const HEADER_TAGS: [(u8, &str); 5] = [
     (5, "cache-control"),
@@ -144,6 +148,7 @@ impl StoredMeta {
             parts: None,
             headers: opts.headers.clone(),
             access: opts.access.clone(),
+            version_id: None,
         })
     }
 
@@ -156,6 +161,7 @@ impl StoredMeta {
             && self.parts.is_none()
             && self.headers.is_empty()
             && self.access.is_none()
+            && self.version_id.is_none()
     }
 
     /// Length-prefixed fields: version, etag, content type, then pairs.
@@ -193,6 +199,10 @@ impl StoredMeta {
             out.push(TAG_ACCESS);
             put_str(&mut out, &a.encode());
         }
+        if let Some(v) = &self.version_id {
+            out.push(TAG_VERSION);
+            put_str(&mut out, v);
+        }
         out
     }
 
@@ -222,6 +232,7 @@ impl StoredMeta {
         let mut headers = crate::ObjectHeaders::default();
         let mut tag_key = None;
         let mut access = None;
+        let mut version_id = None;
         while r.pos < buf.len() {
             let tag = r.take(1)?[0];
             let value = r.string()?;
@@ -235,6 +246,8 @@ impl StoredMeta {
                 parts = crate::parts::PartsRecord::decode(&value);
             } else if tag == TAG_ACCESS {
                 access = crate::PermissionChange::decode(&value);
+            } else if tag == TAG_VERSION {
+                version_id = Some(value);
             } else if let Some((_, name)) = HEADER_TAGS.iter().find(|(t, _)| *t == tag) {
                 if let Some(field) = headers.field_mut(name) {
                     *field = Some(value);
@@ -250,6 +263,7 @@ impl StoredMeta {
             parts,
             headers,
             access,
+            version_id,
         })
     }
 
@@ -435,6 +449,7 @@ pub(crate) fn object_info(key: &str, st: &Stat, stored: Option<StoredMeta>) -> O
         tag_count: stored.tags.len() as u16,
         headers: stored.headers,
         owner: Some(st.st_uid),
+        version_id: stored.version_id,
     }
 }
 

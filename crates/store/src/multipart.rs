@@ -471,6 +471,7 @@ impl Store {
         } else {
             cond
         };
+        stored.version_id = self.new_write_version(bucket, key)?;
         let (_, st) = self.write_object_stat(
             bucket,
             key,

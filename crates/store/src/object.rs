@@ -93,6 +93,37 @@ pub struct GetResult {
     pub body: ObjectReader,
 }
 
+impl GetResult {
+    /// The answer to a GET of `range` (all if None) of the object open as
+    /// `file`.
+    pub(crate) fn of(
+        bucket: &str,
+        info: ObjectInfo,
+        mut file: File,
+        range: Option<ByteRange>,
+    ) -> Result<GetResult> {
+        let what = || format!("{bucket}/{}", info.key);
+        let (offset, length) = match range {
+            None => (0, info.size),
+            Some(r) => r
+                .resolve(info.size)
+                .map_err(|e| S3Error::new(e.code, format!("{}: {}", what(), e.message)))?,
+        };
+        if offset > 0 {
+            file.seek(SeekFrom::Start(offset))
+                .map_err(|e| S3Error::from_io(&e, &what()))?;
+        }
+        Ok(GetResult {
+            info,
+            offset,
+            length,
+            body: ObjectReader {
+                file: file.take(length),
+            },
+        })
+    }
+}
+
 fn is_regular(st: &rustix::fs::Stat) -> bool {
     FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
 }
@@ -399,25 +430,8 @@ impl Store {
         key: &str,
         range: Option<ByteRange>,
     ) -> Result<GetResult> {
-        let (info, mut file) = self.open_unchecked(bucket, key)?;
-        let (offset, length) = match range {
-            None => (0, info.size),
-            Some(r) => r
-                .resolve(info.size)
-                .map_err(|e| S3Error::new(e.code, format!("{bucket}/{key}: {}", e.message)))?,
-        };
-        if offset > 0 {
-            file.seek(SeekFrom::Start(offset))
-                .map_err(|e| S3Error::from_io(&e, key))?;
-        }
-        Ok(GetResult {
-            info,
-            offset,
-            length,
-            body: ObjectReader {
-                file: file.take(length),
-            },
-        })
+        let (info, file) = self.open_unchecked(bucket, key)?;
+        GetResult::of(bucket, info, file, range)
     }
 
     pub fn head_object(&self, bucket: &str, key: &str) -> Result<ObjectInfo> {
@@ -501,6 +515,30 @@ impl Store {
         if let Some(done) = self.packed_delete(bucket, key, None) {
             return done;
         }
+        let kp = split_key(key);
+        let rel = dir_rel(bucket, kp.dir);
+        let state = self.versioning_of(bucket);
+        if state != crate::Versioning::Off {
+            // The marker first: the version it hides keeps its name.
+            let mut marked = None;
+            match self.in_dir(&rel, |d| {
+                marked = Some(self.mark_deleted(state, d, kp.name));
+                Ok(())
+            }) {
+                Ok(()) => {
+                    marked.transpose()?;
+                }
+                // No such directory: no key under it to mark.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(S3Error::from_io(&e, &format!("{bucket}/{key}"))),
+            }
+        }
+        self.delete_file_at(bucket, key)
+    }
+
+    /// Unlinks the object file at `key`'s path (the self-entry of a key
+    /// that is also a prefix) and prunes what it leaves empty.
+    pub(crate) fn delete_file_at(&self, bucket: &str, key: &str) -> Result<()> {
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         let live = Cell::new(false);

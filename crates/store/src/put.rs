@@ -98,7 +98,7 @@ impl OverwritePredictor {
 /// Gives the unnamed file `fd` the name `name` in `dir`. `AT_EMPTY_PATH`
 /// needs CAP_DAC_READ_SEARCH on older kernels; without it the file is
 /// linked through its `/proc/self/fd` entry, which any process may do.
-fn link_fd(fd: &OwnedFd, dir: BorrowedFd<'_>, name: &str) -> rustix::io::Result<()> {
+pub(crate) fn link_fd(fd: &OwnedFd, dir: BorrowedFd<'_>, name: &str) -> rustix::io::Result<()> {
     static VIA_PROC: AtomicBool = AtomicBool::new(false);
     if !VIA_PROC.load(Ordering::Relaxed) {
         match linkat(fd, "", dir, name, AtFlags::EMPTY_PATH) {
@@ -157,7 +157,7 @@ impl Store {
     ) -> Result<String> {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
-        let stored = StoredMeta::from_put(opts, None)?;
+        let mut stored = StoredMeta::from_put(opts, None)?;
         if let PutBody::Stream { len: Some(n), .. } = body {
             if n > MAX_OBJECT_SIZE {
                 return Err(s3err!(
@@ -171,6 +171,7 @@ impl Store {
             let (source, cond) = (Source::Body(body), &opts.condition);
             return self.packed_write(&set, bucket, key, source, stored, checks, cond);
         }
+        stored.version_id = self.new_write_version(bucket, key)?;
         let empty = matches!(body, PutBody::Bytes(b) if b.is_empty())
             || matches!(body, PutBody::Stream { len: Some(0), .. });
         if empty
@@ -232,7 +233,11 @@ impl Store {
     ) -> Result<String> {
         match self.packed(bucket) {
             Some(set) => self.packed_write(&set, bucket, key, source, stored, checks, cond),
-            None => self.write_object_if(bucket, key, source, stored, checks, cond),
+            None => {
+                let mut stored = stored;
+                stored.version_id = self.new_write_version(bucket, key)?;
+                self.write_object_if(bucket, key, source, stored, checks, cond)
+            }
         }
     }
 
@@ -574,17 +579,32 @@ impl Store {
             // (docs/src/results/peers.md), where the close's release costs nothing more.
             let _ = crate::probe::unlock_file(fd.as_fd());
         }
-        let dirfd = match cond {
+        // A version is named before it is published: none is displaced
+        // unnamed (docs/src/design/versioning.md).
+        let kept = match &stored.version_id {
+            Some(id) => Some(self.keep_version(dirfd.as_fd(), split_key(key).name, fd, id)?),
+            None => None,
+        };
+        let placed = match cond {
             WriteCondition::IfMatch(want) => {
                 // Held until the new object is in place: no other
                 // conditional writer can compare in between.
-                let _lock = self.lock_current(dirfd, bucket, key, want, cond)?;
-                self.place(dirfd, temp, tmp, bucket, key, cond)?
+                self.lock_current(dirfd, bucket, key, want, cond)
+                    .and_then(|_lock| self.place(dirfd, temp, tmp, bucket, key, cond))
             }
             WriteCondition::IfNoneMatchEtag(unwanted) => {
-                self.place_unless(dirfd, temp, tmp, bucket, key, unwanted, cond)?
+                self.place_unless(dirfd, temp, tmp, bucket, key, unwanted, cond)
             }
-            _ => self.place(dirfd, temp, tmp, bucket, key, cond)?,
+            _ => self.place(dirfd, temp, tmp, bucket, key, cond),
+        };
+        let dirfd = match placed {
+            Ok(d) => d,
+            Err(e) => {
+                if let Some(k) = kept {
+                    k.undo();
+                }
+                return Err(e);
+            }
         };
         if self.config.durability == Durability::Fsync {
             self.sync_dir(&dirfd, bucket, key)?;

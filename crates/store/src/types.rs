@@ -38,6 +38,11 @@ pub struct ObjectInfo {
     /// that cannot tell.
     #[cfg_attr(feature = "serde", serde(default))]
     pub owner: Option<u32>,
+    /// The version id where the bucket has versioning (`null` for one
+    /// written while it was suspended); None where it never had. The RPC
+    /// protocol does not carry it yet.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub version_id: Option<String>,
 }
 
 impl ObjectInfo {
@@ -55,6 +60,7 @@ impl ObjectInfo {
             tag_count: 0,
             headers: ObjectHeaders::default(),
             owner: None,
+            version_id: None,
         }
     }
 }

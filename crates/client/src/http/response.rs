@@ -140,6 +140,7 @@ fn info_from(
             .unwrap_or(0),
         headers: standard,
         owner: None,
+        version_id: get(headers, "x-amz-version-id").map(str::to_string),
     })
 }
 

@@ -112,5 +112,9 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::ServiceUnavailable => S3Status::FailedToConnect,
         C::InsufficientStorage => S3Status::ErrorQuotaExceeded,
         C::InternalError => S3Status::ErrorInternalError,
+        C::NoSuchVersion => S3Status::ErrorNoSuchVersion,
+        C::InvalidBucketState => S3Status::ErrorInvalidBucketState,
+        C::IllegalVersioningConfiguration => S3Status::ErrorIllegalVersioningConfigurationException,
+        C::MethodNotAllowed => S3Status::ErrorMethodNotAllowed,
     }
 }

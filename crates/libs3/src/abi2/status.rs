@@ -97,6 +97,11 @@ fn from_code(code: ErrorCode) -> S3Status {
         C::AccessDenied => S3Status::ErrorAccessDenied,
         C::ServiceUnavailable => S3Status::FailedToConnect,
         C::InsufficientStorage | C::InternalError => S3Status::ErrorInternalError,
+        // 2.0 has no names for these versioning errors.
+        C::NoSuchVersion => S3Status::ErrorNoSuchKey,
+        C::InvalidBucketState => S3Status::HttpErrorConflict,
+        C::IllegalVersioningConfiguration => S3Status::ErrorMalformedXML,
+        C::MethodNotAllowed => S3Status::ErrorMethodNotAllowed,
     }
 }
 

@@ -352,6 +352,13 @@ impl Store {
     /// the files already there stay objects as they are. Idempotent.
     pub fn pack_bucket(&self, bucket: &str) -> Result<()> {
         self.head_bucket(bucket)?;
+        if self.bucket_versioning(bucket)? != crate::Versioning::Off {
+            return Err(s3err!(
+                InvalidBucketState,
+                "bucket {bucket:?} keeps versions of its objects, which a packed bucket \
+                 does not: pack a bucket that never had versioning"
+            ));
+        }
         let what = format!("bucket {bucket}");
         let path = format!("{bucket}/{PACKS_DIR}");
         match crate::fscalls::mkdirat(
@@ -416,6 +423,7 @@ impl Store {
             tag_count: stored.tags.len() as u16,
             headers: stored.headers,
             owner,
+            version_id: None,
         }
     }
 }

@@ -1,0 +1,252 @@
+//! Keeping versions as they are written and deleted: a write names its
+//! file in `.s3hpc-versions` before it publishes it at the key's path, so
+//! no version is displaced before it has a name there; a delete leaves a
+//! marker. The object written before versioning (no id) is named `null`
+//! the first time it would be displaced.
+
+use super::*;
+use crate::fscalls::{fstat, mkdirat, openat, renameat, unlinkat};
+use crate::meta::{self, StoredMeta};
+use crate::names::SELF_ENTRY;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::collections::HashMap;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+/// How long a bucket's state is trusted before it is read again.
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// What this process last read of each bucket's versioning.
+#[derive(Default)]
+pub(crate) struct States(pub(super) std::sync::Mutex<HashMap<String, (Versioning, Instant)>>);
+
+/// The entry a write made for its new version: removed if the write
+/// fails before its file is published.
+pub(crate) struct Kept {
+    versions: OwnedFd,
+    entry: String,
+}
+
+impl Kept {
+    pub fn undo(self) {
+        let _ = unlinkat(&self.versions, self.entry.as_str(), AtFlags::empty());
+    }
+}
+
+fn io_err(e: Errno, what: &str) -> S3Error {
+    S3Error::from_io(&e.into(), what)
+}
+
+impl Store {
+    /// The bucket's versioning as this process last read it (at most a
+    /// second ago: every process follows a change within a second).
+    pub(crate) fn versioning_of(&self, bucket: &str) -> Versioning {
+        if let Some((v, at)) = self.versionings.0.lock().unwrap().get(bucket) {
+            if at.elapsed() < RECHECK {
+                return *v;
+            }
+        }
+        // A bucket that cannot be read is written to as unversioned: the
+        // write itself then says what is wrong.
+        let v = self.bucket_versioning(bucket).unwrap_or(Versioning::Off);
+        self.versionings
+            .0
+            .lock()
+            .unwrap()
+            .insert(bucket.to_string(), (v, Instant::now()));
+        v
+    }
+
+    /// The version id a new object at `key` gets: None where the bucket
+    /// never had versioning, `null` where it is suspended.
+    pub(crate) fn new_write_version(&self, bucket: &str, key: &str) -> Result<Option<String>> {
+        match self.versioning_of(bucket) {
+            Versioning::Off => Ok(None),
+            Versioning::Suspended => Ok(Some(NULL_VERSION.to_string())),
+            Versioning::Enabled => {
+                let name = crate::names::split_key(key).name;
+                if name.len() > MAX_VERSIONED_NAME {
+                    return Err(s3err!(
+                        KeyTooLong,
+                        "{bucket}/{key}: in a versioned bucket the last segment of a key \
+                         is at most {MAX_VERSIONED_NAME} bytes (its versions are named \
+                         after it); this one is {}",
+                        name.len()
+                    ));
+                }
+                Ok(Some(new_version_id()))
+            }
+        }
+    }
+
+    /// Names version `id` of `name` (the file `fd`, whole and synced) in
+    /// `dir`'s versions, before it is published at `name`. Where versioning
+    /// is enabled, the object it will displace is kept first if it has no
+    /// name there yet (`null`). A `null` version replaces the previous one.
+    pub(crate) fn keep_version(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &str,
+        fd: &OwnedFd,
+        id: &str,
+    ) -> Result<Kept> {
+        let what = || format!("the versions of {name}");
+        let versions = self.versions_dir(dir, true)?;
+        let entry = VersionEntry {
+            name,
+            id,
+            marker: false,
+        }
+        .file_name();
+        if id == NULL_VERSION {
+            // Suspended: replaces the null version (and any null marker).
+            let tmp = format!(".{entry}.{}", new_version_id());
+            crate::put::link_fd(fd, versions.as_fd(), &tmp).map_err(|e| io_err(e, &what()))?;
+            if let Err(e) = renameat(&versions, tmp.as_str(), &versions, entry.as_str()) {
+                let _ = unlinkat(&versions, tmp.as_str(), AtFlags::empty());
+                return Err(io_err(e, &what()));
+            }
+            let marker = VersionEntry {
+                name,
+                id,
+                marker: true,
+            };
+            let _ = unlinkat(&versions, marker.file_name().as_str(), AtFlags::empty());
+        } else {
+            self.keep_unnamed(dir, &versions, name)?;
+            crate::put::link_fd(fd, versions.as_fd(), &entry).map_err(|e| io_err(e, &what()))?;
+        }
+        Ok(Kept { versions, entry })
+    }
+
+    /// Before `name` in `dir` is deleted where versioning is on (`state`
+    /// is not Off): keeps the object there if it has no name among the
+    /// versions yet, and leaves a delete marker. Returns the marker's id.
+    pub(crate) fn mark_deleted(
+        &self,
+        state: Versioning,
+        dir: BorrowedFd<'_>,
+        name: &str,
+    ) -> Result<String> {
+        let what = || format!("the versions of {name}");
+        let id = match state {
+            Versioning::Enabled => new_version_id(),
+            Versioning::Off | Versioning::Suspended => NULL_VERSION.to_string(),
+        };
+        let versions = self.versions_dir(dir, true)?;
+        if id == NULL_VERSION {
+            // A null marker replaces the null version.
+            let null = VersionEntry {
+                name,
+                id: NULL_VERSION,
+                marker: false,
+            };
+            match unlinkat(&versions, null.file_name().as_str(), AtFlags::empty()) {
+                Ok(()) | Err(Errno::NOENT) => {}
+                Err(e) => return Err(io_err(e, &what())),
+            }
+        } else {
+            self.keep_unnamed(dir, &versions, name)?;
+        }
+        let marker = VersionEntry {
+            name,
+            id: &id,
+            marker: true,
+        }
+        .file_name();
+        let flags = OFlags::CREATE | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        openat(
+            &versions,
+            marker.as_str(),
+            flags,
+            Mode::from_bits_truncate(0o644),
+        )
+        .map_err(|e| io_err(e, &what()))?;
+        Ok(id)
+    }
+
+    /// The directory's versions (made, with the directory's own
+    /// permissions, if `make`).
+    pub(crate) fn versions_dir(&self, dir: BorrowedFd<'_>, make: bool) -> Result<OwnedFd> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let what = VERSIONS_DIR;
+        match openat(dir, VERSIONS_DIR, flags, Mode::empty()) {
+            Err(Errno::NOENT) if make => {}
+            other => return other.map_err(|e| io_err(e, what)),
+        }
+        // Whoever may write the directory may write its versions.
+        let mode = fstat(dir).map_err(|e| io_err(e, what))?.st_mode & 0o7777;
+        match mkdirat(dir, VERSIONS_DIR, Mode::from_bits_truncate(0o700)) {
+            Ok(()) => {
+                let fd =
+                    openat(dir, VERSIONS_DIR, flags, Mode::empty()).map_err(|e| io_err(e, what))?;
+                crate::fscalls::fchmod(&fd, Mode::from_bits_truncate(mode))
+                    .map_err(|e| io_err(e, what))?;
+                Ok(fd)
+            }
+            Err(Errno::EXIST) => {
+                openat(dir, VERSIONS_DIR, flags, Mode::empty()).map_err(|e| io_err(e, what))
+            }
+            Err(e) => Err(io_err(e, what)),
+        }
+    }
+
+    /// Names the object at `name` in `dir` `null` among the versions if it
+    /// has no id (written before versioning): exactly the file opened,
+    /// linked through its descriptor, so a write published meanwhile is
+    /// never taken for it.
+    fn keep_unnamed(&self, dir: BorrowedFd<'_>, versions: &OwnedFd, name: &str) -> Result<()> {
+        let what = || format!("the object {name}, to keep it as version null");
+        let Some(fd) = open_current(dir, name).map_err(|e| io_err(e, &what()))? else {
+            return Ok(());
+        };
+        let st = fstat(&fd).map_err(|e| io_err(e, &what()))?;
+        if meta::has_meta(&st) {
+            let stored = StoredMeta::read_from(&fd).map_err(|e| S3Error::from_io(&e, &what()))?;
+            if stored.version_id.is_some() {
+                return Ok(());
+            }
+        }
+        let null = VersionEntry {
+            name,
+            id: NULL_VERSION,
+            marker: false,
+        }
+        .file_name();
+        match crate::put::link_fd(&fd, versions.as_fd(), &null) {
+            Ok(()) => Ok(()),
+            // Kept already (by another writer, or at an earlier write).
+            Err(Errno::EXIST) => Ok(()),
+            Err(Errno::PERM) => Err(s3err!(
+                AccessDenied,
+                "{name}: the object there (uid {}) was written before versioning and must be \
+                 kept as version null before it is replaced, which the file system refuses \
+                 you (fs.protected_hardlinks): its owner or root can write it once",
+                st.st_uid
+            )),
+            Err(e) => Err(io_err(e, &what())),
+        }
+    }
+}
+
+/// The regular file at `name` in `dir` (a key that is also a prefix: its
+/// self-entry), open for reading its metadata; None if there is none.
+pub(super) fn open_current(dir: BorrowedFd<'_>, name: &str) -> rustix::io::Result<Option<OwnedFd>> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = match openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT | Errno::LOOP) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let st = fstat(&fd)?;
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => Ok(Some(fd)),
+        FileType::Directory => match openat(&fd, SELF_ENTRY, flags, Mode::empty()) {
+            Ok(f) => Ok(Some(f)),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e),
+        },
+        _ => Ok(None),
+    }
+}

@@ -1,0 +1,371 @@
+//! Reading and removing one version of a key: GET, HEAD and DELETE with a
+//! version id, and a key's history (newest first, the latest marked).
+
+use super::*;
+use crate::fscalls::{fstat, linkat, openat, read_dir, renameat_with, statat, unlinkat};
+use crate::meta::{self, StoredMeta};
+use crate::names::{dir_rel, split_key};
+use crate::{GetResult, ObjectInfo};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+/// One version of a key, as ListObjectVersions gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyVersion {
+    pub version_id: String,
+    pub is_latest: bool,
+    /// A delete marker: no data, no attributes but its time.
+    pub delete_marker: bool,
+    pub last_modified: std::time::SystemTime,
+    /// The version's attributes (None for a marker).
+    pub info: Option<ObjectInfo>,
+}
+
+fn io_err(e: Errno, what: &str) -> S3Error {
+    S3Error::from_io(&e.into(), what)
+}
+
+fn no_such_version(bucket: &str, key: &str, id: &str) -> S3Error {
+    s3err!(
+        NoSuchVersion,
+        "{bucket}/{key} has no version {id:?} (ListObjectVersions lists those it has)"
+    )
+}
+
+/// A bucket and key as every call checks them, and an id this engine
+/// could have made (any other names no version).
+fn check_args(bucket: &str, key: &str, id: &str) -> Result<()> {
+    validate_bucket_name(bucket)?;
+    validate_key(key)?;
+    if !is_version_id(id) {
+        return Err(no_such_version(bucket, key, id));
+    }
+    Ok(())
+}
+
+impl Store {
+    /// GET of version `id` of `key`.
+    pub fn get_object_version(
+        &self,
+        bucket: &str,
+        key: &str,
+        id: &str,
+        range: Option<ByteRange>,
+    ) -> Result<GetResult> {
+        let (info, file) = self.open_version(bucket, key, id)?;
+        GetResult::of(bucket, info, file, range)
+    }
+
+    /// HEAD of version `id` of `key`.
+    pub fn head_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<ObjectInfo> {
+        self.open_version(bucket, key, id).map(|(info, _)| info)
+    }
+
+    /// Version `id` of `key`, open, with its attributes: its entry among
+    /// the versions, or for `null` the object at the key's path if it has
+    /// no id. A delete marker is MethodNotAllowed, as in S3.
+    fn open_version(&self, bucket: &str, key: &str, id: &str) -> Result<(ObjectInfo, File)> {
+        check_args(bucket, key, id)?;
+        let kp = split_key(key);
+        let what = format!("{bucket}/{key} (version {id})");
+        let dir = self.key_dir(bucket, kp.dir, key, id)?;
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let entry = |marker| {
+            VersionEntry {
+                name: kp.name,
+                id,
+                marker,
+            }
+            .file_name()
+        };
+        let fd = match self.versions_dir(dir.as_fd(), false) {
+            Ok(versions) => match openat(&versions, entry(false).as_str(), flags, Mode::empty()) {
+                Ok(fd) => Some(fd),
+                Err(Errno::NOENT) => {
+                    if statat(&versions, entry(true).as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+                        return Err(s3err!(
+                            MethodNotAllowed,
+                            "{what} is a delete marker: it has no data to read"
+                        ));
+                    }
+                    None
+                }
+                Err(e) => return Err(io_err(e, &what)),
+            },
+            Err(e) if e.code == ErrorCode::NoSuchKey => None,
+            Err(e) => return Err(e),
+        };
+        let fd = match fd {
+            Some(fd) => fd,
+            // The object written before versioning, never displaced.
+            None if id == NULL_VERSION => {
+                match keep::open_current(dir.as_fd(), kp.name).map_err(|e| io_err(e, &what))? {
+                    Some(fd) if version_of(&fd).is_none() => fd,
+                    _ => return Err(no_such_version(bucket, key, id)),
+                }
+            }
+            None => return Err(no_such_version(bucket, key, id)),
+        };
+        let st = fstat(&fd).map_err(|e| io_err(e, &what))?;
+        let stored = match meta::has_meta(&st) {
+            true => Some(StoredMeta::read_from(&fd).map_err(|e| S3Error::from_io(&e, &what))?),
+            false => None,
+        };
+        let mut info = meta::object_info(key, &st, stored);
+        info.version_id = Some(id.to_string());
+        Ok((info, File::from(fd)))
+    }
+
+    /// Every version of `key`, the latest first, then newest first.
+    pub fn list_key_versions(&self, bucket: &str, key: &str) -> Result<Vec<KeyVersion>> {
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        let kp = split_key(key);
+        let what = format!("the versions of {bucket}/{key}");
+        let dir = match self.key_dir(bucket, kp.dir, key, "") {
+            Ok(d) => d,
+            Err(e) if e.code == ErrorCode::NoSuchVersion => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let current = keep::open_current(dir.as_fd(), kp.name)
+            .map_err(|e| io_err(e, &what))?
+            .map(|fd| fstat(&fd).map(|st| (st, version_of(&fd))))
+            .transpose()
+            .map_err(|e| io_err(e, &what))?;
+        let mut out = Vec::new();
+        let mut entries = Vec::new();
+        if let Ok(versions) = self.versions_dir(dir.as_fd(), false) {
+            for e in read_dir(&versions).map_err(|e| io_err(e, &what))? {
+                let e = e.map_err(|e| io_err(e, &what))?;
+                let Ok(file) = e.file_name().to_str() else {
+                    continue;
+                };
+                if let Some(v) = VersionEntry::parse(file) {
+                    if v.name == kp.name {
+                        entries.push((v.id.to_string(), v.marker, file.to_string()));
+                    }
+                }
+            }
+            // Newest first; `null` has no time of its own: by its file's.
+            entries.sort();
+            for (id, marker, file) in entries {
+                let st = statat(&versions, file.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|e| io_err(e, &what))?;
+                let is_latest = match &current {
+                    Some((cur, _)) => !marker && cur.st_ino == st.st_ino && cur.st_dev == st.st_dev,
+                    None => false,
+                };
+                let info = (!marker)
+                    .then(|| {
+                        let flags =
+                            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+                        let fd = openat(&versions, file.as_str(), flags, Mode::empty())?;
+                        let stored = match meta::has_meta(&st) {
+                            true => Some(StoredMeta::read_from(&fd)?),
+                            false => None,
+                        };
+                        let mut info = meta::object_info(key, &st, stored);
+                        info.version_id = Some(id.clone());
+                        std::io::Result::Ok(info)
+                    })
+                    .transpose()
+                    // A version this user may not read is listed by name.
+                    .unwrap_or(None);
+                out.push(KeyVersion {
+                    last_modified: meta::mtime(&st),
+                    version_id: id,
+                    is_latest,
+                    delete_marker: marker,
+                    info,
+                });
+            }
+        }
+        match &current {
+            // The object from before versioning, never displaced.
+            Some((st, None)) if !out.iter().any(|v| v.is_latest) => {
+                let mut info = self.head_object(bucket, key)?;
+                info.version_id = Some(NULL_VERSION.to_string());
+                out.push(KeyVersion {
+                    version_id: NULL_VERSION.to_string(),
+                    is_latest: true,
+                    delete_marker: false,
+                    last_modified: meta::mtime(st),
+                    info: Some(info),
+                });
+            }
+            Some(_) => {}
+            // No object at the path: a newest marker is the latest.
+            None => {
+                if let Some(first) = out
+                    .iter_mut()
+                    .find(|v| v.version_id != NULL_VERSION || v.delete_marker)
+                {
+                    first.is_latest = first.delete_marker;
+                }
+            }
+        }
+        // The latest first, the rest newest first (the sort above).
+        out.sort_by_key(|v| !v.is_latest);
+        Ok(out)
+    }
+
+    /// Removes version `id` of `key` for good. If it was the latest, the
+    /// next newest version becomes the object at the key's path (none if
+    /// that is a delete marker).
+    pub fn delete_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<()> {
+        check_args(bucket, key, id)?;
+        let kp = split_key(key);
+        let what = format!("{bucket}/{key} (version {id})");
+        let dir = match self.key_dir(bucket, kp.dir, key, id) {
+            Ok(d) => d,
+            // Deleting a version that does not exist succeeds, as in S3.
+            Err(e) if e.code == ErrorCode::NoSuchVersion => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let versions = match self.versions_dir(dir.as_fd(), false) {
+            Ok(v) => Some(v),
+            Err(e) if e.code == ErrorCode::NoSuchKey => None,
+            Err(e) => return Err(e),
+        };
+        let current = keep::open_current(dir.as_fd(), kp.name).map_err(|e| io_err(e, &what))?;
+        let cur_st = current
+            .as_ref()
+            .map(|fd| fstat(fd).map(|st| (st, version_of(fd))))
+            .transpose()
+            .map_err(|e| io_err(e, &what))?;
+        let mut was_latest = false;
+        let mut removed = false;
+        if let Some(versions) = &versions {
+            for marker in [false, true] {
+                let file = VersionEntry {
+                    name: kp.name,
+                    id,
+                    marker,
+                }
+                .file_name();
+                let st = match statat(versions, file.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => st,
+                    Err(Errno::NOENT) => continue,
+                    Err(e) => return Err(io_err(e, &what)),
+                };
+                let newest = self.newest_entry(versions, kp.name)?;
+                was_latest = match &cur_st {
+                    Some((c, _)) => !marker && c.st_ino == st.st_ino && c.st_dev == st.st_dev,
+                    None => marker && newest.as_deref() == Some(file.as_str()),
+                };
+                unlinkat(versions, file.as_str(), AtFlags::empty())
+                    .map_err(|e| io_err(e, &what))?;
+                removed = true;
+            }
+        }
+        if !removed {
+            // `null` with no entry: the object at the path, if it has no id.
+            match &cur_st {
+                Some((_, None)) if id == NULL_VERSION => was_latest = true,
+                _ => return Ok(()),
+            }
+        }
+        if was_latest {
+            if cur_st.is_some() {
+                self.delete_file_at(bucket, key)?;
+            }
+            if let Some(versions) = &versions {
+                self.restore_newest(dir.as_fd(), versions, kp.name, &what)?;
+            }
+        }
+        // The last version of the directory's keys: the directory may go.
+        if unlinkat(dir.as_fd(), VERSIONS_DIR, AtFlags::REMOVEDIR).is_ok() {
+            self.prune(bucket, kp.dir);
+        }
+        Ok(())
+    }
+
+    /// The file name of `name`'s newest entry among `versions`.
+    fn newest_entry(&self, versions: &OwnedFd, name: &str) -> Result<Option<String>> {
+        let mut best: Option<(String, String)> = None;
+        for e in read_dir(versions).map_err(|e| io_err(e, VERSIONS_DIR))? {
+            let e = e.map_err(|e| io_err(e, VERSIONS_DIR))?;
+            let Ok(file) = e.file_name().to_str() else {
+                continue;
+            };
+            if let Some(v) = VersionEntry::parse(file) {
+                if v.name == name && best.as_ref().is_none_or(|(id, _)| v.id < id.as_str()) {
+                    best = Some((v.id.to_string(), file.to_string()));
+                }
+            }
+        }
+        Ok(best.map(|(_, f)| f))
+    }
+
+    /// Makes `name`'s newest version (unless it is a delete marker) the
+    /// object at the key's path, unless a write published one meanwhile.
+    fn restore_newest(
+        &self,
+        dir: BorrowedFd<'_>,
+        versions: &OwnedFd,
+        name: &str,
+        what: &str,
+    ) -> Result<()> {
+        let Some(file) = self.newest_entry(versions, name)? else {
+            return Ok(());
+        };
+        if VersionEntry::parse(&file).is_some_and(|v| v.marker) {
+            return Ok(());
+        }
+        // Linked under a temporary name, then renamed onto the key only if
+        // nothing is there: a PUT that published meanwhile stays current.
+        let tmp = format!(".{file}.{}", new_version_id());
+        match linkat(versions, file.as_str(), dir, tmp.as_str(), AtFlags::empty()) {
+            Ok(()) => {}
+            Err(Errno::PERM) => {
+                return Err(s3err!(
+                    AccessDenied,
+                    "{what}: removed; the version before it ({file}) belongs to another user \
+                     and the file system refuses you to make it current \
+                     (fs.protected_hardlinks): its owner or root can"
+                ))
+            }
+            Err(e) => return Err(io_err(e, what)),
+        }
+        let placed = renameat_with(dir, tmp.as_str(), dir, name, RenameFlags::NOREPLACE);
+        if placed.is_err() {
+            let _ = unlinkat(dir, tmp.as_str(), AtFlags::empty());
+        }
+        match placed {
+            Ok(()) | Err(Errno::EXIST) => Ok(()),
+            Err(e) => Err(io_err(e, what)),
+        }
+    }
+
+    /// The directory of `key` (`sub` of `bucket`); NoSuchVersion where it
+    /// is not there (for a version `id`).
+    fn key_dir(
+        &self,
+        bucket: &str,
+        sub: &str,
+        key: &str,
+        id: &str,
+    ) -> Result<std::rc::Rc<OwnedFd>> {
+        let rel = dir_rel(bucket, sub);
+        match self.dirs.get(self.root_fd.as_fd(), &rel) {
+            Ok(d) => Ok(d),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.head_bucket(bucket)?;
+                Err(no_such_version(bucket, key, id))
+            }
+            Err(e) => Err(S3Error::from_io(&e, &format!("{bucket}/{key}"))),
+        }
+    }
+}
+
+/// The version id an object's file holds; None for one written before
+/// versioning (or a file from another tool).
+fn version_of(fd: &OwnedFd) -> Option<String> {
+    let st = fstat(fd).ok()?;
+    if !meta::has_meta(&st) {
+        return None;
+    }
+    StoredMeta::read_from(fd).ok()?.version_id
+}

@@ -1,0 +1,256 @@
+//! Versions on POSIX (docs/src/design/versioning.md): every write of a
+//! versioned bucket is kept, the latest is the file at the key's path,
+//! delete markers hide it, and removing versions puts the next one back.
+
+mod common;
+
+use common::*;
+use s3hpc_store::*;
+use std::io::Read;
+
+fn enabled() -> Env {
+    let env = Env::new();
+    env.store
+        .put_bucket_versioning(BUCKET, Versioning::Enabled)
+        .unwrap();
+    env
+}
+
+/// PUTs `data` at `key` and returns the version id it got.
+fn put_version(env: &Env, key: &str, data: &[u8]) -> String {
+    env.put(key, data);
+    let info = env.store.head_object(BUCKET, key).unwrap();
+    info.version_id
+        .expect("a versioned bucket's object has a version id")
+}
+
+fn read_version(env: &Env, key: &str, id: &str) -> Vec<u8> {
+    let mut got = env.store.get_object_version(BUCKET, key, id, None).unwrap();
+    let mut out = Vec::new();
+    got.body.read_to_end(&mut out).unwrap();
+    out
+}
+
+/// (id, latest, marker) of each version of `key`, as listed.
+fn history(env: &Env, key: &str) -> Vec<(String, bool, bool)> {
+    env.store
+        .list_key_versions(BUCKET, key)
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.version_id, v.is_latest, v.delete_marker))
+        .collect()
+}
+
+#[test]
+fn every_write_is_kept_and_the_latest_is_the_file_at_the_path() {
+    let env = enabled();
+    let first = put_version(&env, "k", b"one");
+    let second = put_version(&env, "k", b"two");
+    assert_ne!(first, second);
+    assert_eq!(env.get("k"), b"two");
+    assert_eq!(read_version(&env, "k", &first), b"one");
+    assert_eq!(read_version(&env, "k", &second), b"two");
+    assert_eq!(
+        history(&env, "k"),
+        vec![(second.clone(), true, false), (first.clone(), false, false)]
+    );
+    // A POSIX reader sees the current data as a plain file; listings do
+    // not show the versions' directory.
+    assert_eq!(std::fs::read(env.path("k")).unwrap(), b"two");
+    assert_eq!(env.keys(), vec!["k".to_string()]);
+    assert_eq!(
+        code(
+            env.store
+                .get_object_version(BUCKET, "k", "00000000000000000000", None)
+        ),
+        ErrorCode::NoSuchVersion
+    );
+}
+
+#[test]
+fn the_object_from_before_versioning_becomes_the_null_version() {
+    let env = Env::new();
+    env.put("dir/k", b"before");
+    env.store
+        .put_bucket_versioning(BUCKET, Versioning::Enabled)
+        .unwrap();
+    assert_eq!(
+        history(&env, "dir/k"),
+        vec![(NULL_VERSION.into(), true, false)]
+    );
+    env.put("dir/k", b"after");
+    let h = history(&env, "dir/k");
+    assert_eq!(h.len(), 2, "{h:?}");
+    assert!(h[0].1 && h[0].0 != NULL_VERSION);
+    assert_eq!(h[1], (NULL_VERSION.into(), false, false));
+    assert_eq!(read_version(&env, "dir/k", NULL_VERSION), b"before");
+    assert_eq!(env.get("dir/k"), b"after");
+}
+
+#[test]
+fn a_delete_leaves_a_marker_and_removing_it_brings_the_object_back() {
+    let env = enabled();
+    let id = put_version(&env, "k", b"kept");
+    env.store.delete_object(BUCKET, "k").unwrap();
+    assert_eq!(
+        code(env.store.get_object(BUCKET, "k", None)),
+        ErrorCode::NoSuchKey
+    );
+    assert!(env.keys().is_empty());
+    let h = history(&env, "k");
+    assert_eq!(h.len(), 2, "{h:?}");
+    let (marker, latest, is_marker) = h[0].clone();
+    assert!(latest && is_marker, "{h:?}");
+    assert_eq!(h[1], (id.clone(), false, false));
+    assert_eq!(
+        code(env.store.get_object_version(BUCKET, "k", &marker, None)),
+        ErrorCode::MethodNotAllowed
+    );
+    assert_eq!(read_version(&env, "k", &id), b"kept");
+    // Removing the marker makes the version before it current again.
+    env.store
+        .delete_object_version(BUCKET, "k", &marker)
+        .unwrap();
+    assert_eq!(env.get("k"), b"kept");
+    assert_eq!(history(&env, "k"), vec![(id, true, false)]);
+}
+
+#[test]
+fn removing_the_latest_version_makes_the_one_before_current() {
+    let env = enabled();
+    let v1 = put_version(&env, "a/b", b"v1");
+    let v2 = put_version(&env, "a/b", b"v2");
+    env.store.delete_object_version(BUCKET, "a/b", &v2).unwrap();
+    assert_eq!(env.get("a/b"), b"v1");
+    assert_eq!(history(&env, "a/b"), vec![(v1.clone(), true, false)]);
+    env.store.delete_object_version(BUCKET, "a/b", &v1).unwrap();
+    assert_eq!(
+        code(env.store.get_object(BUCKET, "a/b", None)),
+        ErrorCode::NoSuchKey
+    );
+    assert!(history(&env, "a/b").is_empty());
+    // Deleting a version that is gone succeeds, as in S3.
+    env.store.delete_object_version(BUCKET, "a/b", &v1).unwrap();
+}
+
+#[test]
+fn suspended_writes_replace_the_null_version_and_keep_the_others() {
+    let env = enabled();
+    let id = put_version(&env, "k", b"versioned");
+    env.store
+        .put_bucket_versioning(BUCKET, Versioning::Suspended)
+        .unwrap();
+    env.put("k", b"null one");
+    env.put("k", b"null two");
+    let h = history(&env, "k");
+    assert_eq!(
+        h,
+        vec![
+            (NULL_VERSION.into(), true, false),
+            (id.clone(), false, false)
+        ]
+    );
+    assert_eq!(read_version(&env, "k", NULL_VERSION), b"null two");
+    assert_eq!(read_version(&env, "k", &id), b"versioned");
+}
+
+#[test]
+fn concurrent_writers_of_one_key_lose_no_version() {
+    let env = enabled();
+    let store = &env.store;
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            s.spawn(move || {
+                for i in 0..10 {
+                    put(store, BUCKET, "hot", format!("{t}-{i}").as_bytes());
+                }
+            });
+        }
+    });
+    let h = history(&env, "hot");
+    assert_eq!(h.len(), 40, "{h:?}");
+    assert_eq!(h.iter().filter(|v| v.1).count(), 1);
+    let latest = store
+        .head_object(BUCKET, "hot")
+        .unwrap()
+        .version_id
+        .unwrap();
+    assert_eq!(h[0].0, latest);
+    let mut bodies: Vec<Vec<u8>> = h.iter().map(|v| read_version(&env, "hot", &v.0)).collect();
+    bodies.sort();
+    bodies.dedup();
+    assert_eq!(bodies.len(), 40);
+}
+
+#[test]
+fn a_bucket_holding_versions_is_not_empty() {
+    let env = enabled();
+    env.put("x/k", b"v");
+    env.store.delete_object(BUCKET, "x/k").unwrap();
+    assert!(env.keys().is_empty());
+    expect_err(
+        env.store.delete_bucket(BUCKET),
+        ErrorCode::BucketNotEmpty,
+        &["version"],
+    );
+    for v in env.store.list_key_versions(BUCKET, "x/k").unwrap() {
+        env.store
+            .delete_object_version(BUCKET, "x/k", &v.version_id)
+            .unwrap();
+    }
+    env.store.delete_bucket(BUCKET).unwrap();
+}
+
+#[test]
+fn versioning_cannot_be_turned_off_nor_set_on_a_packed_bucket() {
+    let env = enabled();
+    expect_err(
+        env.store.put_bucket_versioning(BUCKET, Versioning::Off),
+        ErrorCode::IllegalVersioningConfiguration,
+        &["suspended"],
+    );
+    env.store.create_bucket("packed").unwrap();
+    env.store.pack_bucket("packed").unwrap();
+    expect_err(
+        env.store
+            .put_bucket_versioning("packed", Versioning::Enabled),
+        ErrorCode::InvalidBucketState,
+        &["packed"],
+    );
+    assert_eq!(
+        env.store.bucket_versioning("packed").unwrap(),
+        Versioning::Off
+    );
+}
+
+#[test]
+fn copies_and_completed_uploads_are_versions_too() {
+    let env = enabled();
+    env.put("src", b"source");
+    let copied = env
+        .store
+        .copy_object(BUCKET, "src", BUCKET, "dst", None)
+        .unwrap();
+    let first = copied.version_id.clone().unwrap();
+    let id = env
+        .store
+        .create_multipart_upload(BUCKET, "dst", &PutOptions::default())
+        .unwrap();
+    let part = vec![7u8; 5 << 20];
+    let etag = env
+        .store
+        .upload_part(BUCKET, "dst", &id, 1, PutBody::Bytes(&part))
+        .unwrap();
+    let done = env
+        .store
+        .complete_multipart_upload(BUCKET, "dst", &id, &[(1, etag)])
+        .unwrap();
+    let second = done.version_id.unwrap();
+    let h = history(&env, "dst");
+    assert_eq!(
+        h,
+        vec![(second, true, false), (first.clone(), false, false)]
+    );
+    assert_eq!(read_version(&env, "dst", &first), b"source");
+    assert_eq!(env.get("dst"), part);
+}
