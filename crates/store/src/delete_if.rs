@@ -36,6 +36,13 @@ impl Store {
         if cond.is_none() {
             return self.delete_object(bucket, key);
         }
+        if self.versioning_of(bucket) != crate::Versioning::Off {
+            return Err(s3err!(
+                NotImplemented,
+                "{bucket}/{key}: conditional deletes (If-Match, size, time) in a bucket with \
+                 versioning are not supported yet; delete without the condition"
+            ));
+        }
         validate_bucket_name(bucket)?;
         validate_key(key)?;
         if let Some(done) = self.packed_delete(bucket, key, Some(cond)) {

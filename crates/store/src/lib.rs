@@ -55,7 +55,8 @@ pub use sweep::SweepPace;
 pub use temp::STALE_AGE;
 pub use types::*;
 pub use versions::{
-    is_version_id, KeyVersion, Versioning, MAX_VERSIONED_NAME, NULL_VERSION, VERSIONS_DIR,
+    is_version_id, KeyVersion, Versioning, VersionsPage, VersionsRequest, MAX_VERSIONED_NAME,
+    NULL_VERSION, VERSIONS_DIR,
 };
 
 use std::os::fd::OwnedFd;

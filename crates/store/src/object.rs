@@ -510,14 +510,21 @@ impl Store {
     }
 
     pub fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
+        self.delete_object_versioned(bucket, key).map(drop)
+    }
+
+    /// [`Store::delete_object`], returning the id of the delete marker it
+    /// left where the bucket has versioning.
+    pub fn delete_object_versioned(&self, bucket: &str, key: &str) -> Result<Option<String>> {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
         if let Some(done) = self.packed_delete(bucket, key, None) {
-            return done;
+            return done.map(|()| None);
         }
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
         let state = self.versioning_of(bucket);
+        let mut marker = None;
         if state != crate::Versioning::Off {
             // The marker first: the version it hides keeps its name.
             let mut marked = None;
@@ -525,15 +532,14 @@ impl Store {
                 marked = Some(self.mark_deleted(state, d, kp.name));
                 Ok(())
             }) {
-                Ok(()) => {
-                    marked.transpose()?;
-                }
+                Ok(()) => marker = marked.transpose()?,
                 // No such directory: no key under it to mark.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(S3Error::from_io(&e, &format!("{bucket}/{key}"))),
             }
         }
-        self.delete_file_at(bucket, key)
+        self.delete_file_at(bucket, key)?;
+        Ok(marker)
     }
 
     /// Unlinks the object file at `key`'s path (the self-entry of a key

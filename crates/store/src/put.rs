@@ -155,6 +155,19 @@ impl Store {
         body: PutBody<'_>,
         opts: &PutOptions,
     ) -> Result<String> {
+        self.put_object_versioned(bucket, key, body, opts)
+            .map(|(etag, _)| etag)
+    }
+
+    /// [`Store::put_object`], returning also the version id the object got
+    /// (None where the bucket never had versioning).
+    pub fn put_object_versioned(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: PutBody<'_>,
+        opts: &PutOptions,
+    ) -> Result<(String, Option<String>)> {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
         let mut stored = StoredMeta::from_put(opts, None)?;
@@ -169,9 +182,11 @@ impl Store {
         if let Some(set) = self.packed(bucket) {
             let checks = Checks::of(opts);
             let (source, cond) = (Source::Body(body), &opts.condition);
-            return self.packed_write(&set, bucket, key, source, stored, checks, cond);
+            let etag = self.packed_write(&set, bucket, key, source, stored, checks, cond)?;
+            return Ok((etag, None));
         }
         stored.version_id = self.new_write_version(bucket, key)?;
+        let version = stored.version_id.clone();
         let empty = matches!(body, PutBody::Bytes(b) if b.is_empty())
             || matches!(body, PutBody::Stream { len: Some(0), .. });
         if empty
@@ -183,17 +198,18 @@ impl Store {
             // O_EXCL is itself the If-None-Match create; a key that exists
             // goes on to the replacing path, which answers 412 for it.
             if let Some(etag) = self.create_empty(bucket, key)? {
-                return Ok(etag);
+                return Ok((etag, None));
             }
         }
-        self.write_object_if(
+        let etag = self.write_object_if(
             bucket,
             key,
             Source::Body(body),
             stored,
             Checks::of(opts),
             &opts.condition,
-        )
+        )?;
+        Ok((etag, version))
     }
 
     /// An empty object with no metadata is complete the moment it exists, so

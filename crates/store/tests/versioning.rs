@@ -254,3 +254,62 @@ fn copies_and_completed_uploads_are_versions_too() {
     assert_eq!(read_version(&env, "dst", &first), b"source");
     assert_eq!(env.get("dst"), part);
 }
+
+#[test]
+fn a_bucket_lists_every_version_once_in_pages_of_any_size() {
+    let env = enabled();
+    for (key, n) in [("a", 3), ("d/x", 2), ("d/y", 1), ("z", 2)] {
+        for i in 0..n {
+            env.put(key, format!("{key}{i}").as_bytes());
+        }
+    }
+    env.store.delete_object(BUCKET, "d/y").unwrap();
+    let whole = env
+        .store
+        .list_object_versions(BUCKET, &VersionsRequest::default())
+        .unwrap();
+    assert!(!whole.is_truncated);
+    let keys: Vec<&str> = whole.versions.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["a", "a", "a", "d/x", "d/x", "d/y", "d/y", "z", "z"]);
+    // d/y: its marker is the latest, listed first.
+    assert!(whole.versions[5].1.delete_marker && whole.versions[5].1.is_latest);
+    for size in 1..=4 {
+        let mut req = VersionsRequest {
+            max_keys: size,
+            ..Default::default()
+        };
+        let mut got = Vec::new();
+        loop {
+            let page = env.store.list_object_versions(BUCKET, &req).unwrap();
+            assert!(page.versions.len() <= size);
+            got.extend(
+                page.versions
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.version_id.clone())),
+            );
+            if !page.is_truncated {
+                break;
+            }
+            req.key_marker = page.next_key_marker;
+            req.version_id_marker = page.next_version_id_marker;
+        }
+        let want: Vec<_> = whole
+            .versions
+            .iter()
+            .map(|(k, v)| (k.clone(), v.version_id.clone()))
+            .collect();
+        assert_eq!(got, want, "pages of {size}");
+    }
+    let grouped = env
+        .store
+        .list_object_versions(
+            BUCKET,
+            &VersionsRequest {
+                delimiter: Some("/".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(grouped.common_prefixes, ["d/"]);
+    assert_eq!(grouped.versions.len(), 5);
+}

@@ -6,11 +6,13 @@
 //! history.
 
 mod keep;
+mod list;
 mod read;
 
 use crate::bucket_config::write_doc;
 use crate::*;
 pub(crate) use keep::States;
+pub use list::{VersionsPage, VersionsRequest};
 pub use read::KeyVersion;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
