@@ -234,6 +234,26 @@ macro_rules! forward {
 
 forward! {
     fn create_bucket(&self, bucket: &str) -> Result<()>;
+    fn bucket_versioning(&self, bucket: &str) -> Result<Versioning>;
+    fn put_bucket_versioning(&self, bucket: &str, state: Versioning) -> Result<()>;
+    fn put_object_versioned(
+        &self,
+        bucket: &str,
+        key: &str,
+        body: PutBody<'_>,
+        opts: &PutOptions,
+    ) -> Result<(String, Option<String>)>;
+    fn delete_object_versioned(&self, bucket: &str, key: &str) -> Result<Option<String>>;
+    fn get_object_version(
+        &self,
+        bucket: &str,
+        key: &str,
+        id: &str,
+        range: Option<ByteRange>,
+    ) -> Result<GetResult>;
+    fn head_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<ObjectInfo>;
+    fn delete_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<()>;
+    fn list_object_versions(&self, bucket: &str, req: &VersionsRequest) -> Result<VersionsPage>;
     fn put_object(&self, bucket: &str, key: &str, body: PutBody<'_>, opts: &PutOptions) -> Result<String>;
     fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetResult>;
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()>;

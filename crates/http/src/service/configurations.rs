@@ -1,6 +1,7 @@
 //! Bucket configurations: versioning, and those s3hpc keeps none of, answered as AWS answers a bucket without them.
 
 use super::{run, Engine};
+use s3hpc_store::Versioning;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 
@@ -19,10 +20,16 @@ pub(super) async fn get_bucket_versioning(
     engine: &Engine,
     req: S3Request<GetBucketVersioningInput>,
 ) -> S3Result<S3Response<GetBucketVersioningOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    // Never versioned: an empty VersioningConfiguration, as S3 answers
-    // for a bucket whose versioning was never enabled.
-    Ok(S3Response::new(GetBucketVersioningOutput::default()))
+    let state = run(|| engine.store.bucket_versioning(&req.input.bucket))?;
+    // Never enabled: an empty VersioningConfiguration, as S3 answers.
+    let status = match state {
+        Versioning::Off => None,
+        s => Some(BucketVersioningStatus::from(s.as_str().to_string())),
+    };
+    Ok(S3Response::new(GetBucketVersioningOutput {
+        status,
+        ..Default::default()
+    }))
 }
 
 pub(super) async fn put_bucket_versioning(
@@ -38,21 +45,22 @@ pub(super) async fn put_bucket_versioning(
     {
         return Err(s3_error!(
             NotImplemented,
-            "MFA delete is not supported: s3hpc keeps no versions to protect"
+            "MFA delete is not supported: versions are protected by the file system's \
+             permissions (and by object lock, to come)"
         ));
     }
-    match c.status.as_ref().map(|s| s.as_str()) {
-        // Suspending versioning on a bucket that never had it changes nothing.
-        None | Some(BucketVersioningStatus::SUSPENDED) => {
-            Ok(S3Response::new(PutBucketVersioningOutput::default()))
+    let state = match c.status.as_ref().map(|s| s.as_str()) {
+        Some(BucketVersioningStatus::ENABLED) => Versioning::Enabled,
+        Some(BucketVersioningStatus::SUSPENDED) => Versioning::Suspended,
+        other => {
+            return Err(s3_error!(
+                IllegalVersioningConfigurationException,
+                "the versioning status is Enabled or Suspended, not {other:?}"
+            ))
         }
-        Some(other) => Err(s3_error!(
-            NotImplemented,
-            "versioning ({other}) is not supported: s3hpc stores each key as one file and \
-             keeps only its latest version; GetBucketVersioning answers unversioned, and \
-             Suspended is accepted as it changes nothing"
-        )),
-    }
+    };
+    run(|| engine.store.put_bucket_versioning(&i.bucket, state))?;
+    Ok(S3Response::new(PutBucketVersioningOutput::default()))
 }
 
 // Bucket configurations s3hpc has none of: the Get calls tools make

@@ -120,6 +120,7 @@ pub(super) async fn copy_object(
             last_modified: Some(convert::timestamp(info.last_modified)),
             ..Default::default()
         }),
+        version_id: info.version_id.clone(),
         ..Default::default()
     });
     resp.headers = convert::written_headers(&info);

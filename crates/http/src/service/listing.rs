@@ -3,7 +3,7 @@
 use super::{run, Engine};
 use crate::convert;
 use crate::owners::Owners;
-use s3hpc_store::{ListPage, ListRequest};
+use s3hpc_store::{ListPage, ListRequest, VersionsRequest};
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 
@@ -64,21 +64,24 @@ fn delimiter(uri: &hyper::Uri, d: Option<String>) -> S3Result<Option<String>> {
     Ok(d)
 }
 
+/// Whether the client asked for keys URL-encoded (the one encoding S3 has).
+fn url_encoded(encoding: Option<&EncodingType>) -> S3Result<bool> {
+    match encoding.map(|e| e.as_str()) {
+        None => Ok(false),
+        Some(EncodingType::URL) => Ok(true),
+        Some(other) => Err(s3_error!(
+            InvalidArgument,
+            "encoding-type {other:?} is not supported: use url"
+        )),
+    }
+}
+
 fn listed(
     page: s3hpc_store::ListPage,
     encoding: Option<&EncodingType>,
     owners: Option<&Owners>,
 ) -> S3Result<Listed> {
-    let encode = match encoding.map(|e| e.as_str()) {
-        None => false,
-        Some(EncodingType::URL) => true,
-        Some(other) => {
-            return Err(s3_error!(
-                InvalidArgument,
-                "encoding-type {other:?} is not supported: use url"
-            ))
-        }
-    };
+    let encode = url_encoded(encoding)?;
     let enc = |s: String| {
         if encode {
             s3hpc_store::url_encode(&s)
@@ -225,34 +228,62 @@ pub(super) async fn list_object_versions(
     let mut i = req.input;
     i.delimiter = delimiter(&req.uri, i.delimiter)?;
     let max = max_keys(i.max_keys)?;
-    let page = page(
-        engine,
-        &i.bucket,
-        i.prefix.as_ref(),
-        i.delimiter.as_ref(),
-        i.key_marker.as_ref(),
-        None,
-        max,
-    )?;
-    let truncated = page.is_truncated;
-    let l = listed(page, i.encoding_type.as_ref(), Some(&engine.owners))?;
+    let encode = url_encoded(i.encoding_type.as_ref())?;
     let enc = i.encoding_type.as_ref();
-    // Every object is its only version: id "null", the latest.
-    let versions = l
-        .contents
+    let ask = VersionsRequest {
+        prefix: i.prefix.clone().unwrap_or_default(),
+        delimiter: i.delimiter.clone(),
+        key_marker: i.key_marker.clone().filter(|k| !k.is_empty()),
+        version_id_marker: i.version_id_marker.clone().filter(|v| !v.is_empty()),
+        max_keys: max,
+    };
+    let page = run(|| engine.store.list_object_versions(&i.bucket, &ask))?;
+    let key_of = |k: String| {
+        if encode {
+            s3hpc_store::url_encode(&k)
+        } else {
+            k
+        }
+    };
+    let (mut versions, mut markers) = (Vec::new(), Vec::new());
+    for (key, v) in page.versions {
+        let time = Some(convert::timestamp(v.last_modified));
+        match v.info {
+            Some(info) if !v.delete_marker => versions.push(ObjectVersion {
+                owner: info.owner.map(|uid| engine.owners.of(uid)),
+                e_tag: Some(convert::etag(&info.etag)),
+                is_latest: Some(v.is_latest),
+                key: Some(key_of(key)),
+                last_modified: time,
+                size: Some(info.size as i64),
+                storage_class: Some(ObjectVersionStorageClass::from_static(
+                    ObjectVersionStorageClass::STANDARD,
+                )),
+                version_id: Some(v.version_id),
+                ..Default::default()
+            }),
+            // A marker, or a version this user may not read: by name.
+            _ if v.delete_marker => markers.push(DeleteMarkerEntry {
+                is_latest: Some(v.is_latest),
+                key: Some(key_of(key)),
+                last_modified: time,
+                owner: None,
+                version_id: Some(v.version_id),
+            }),
+            _ => versions.push(ObjectVersion {
+                is_latest: Some(v.is_latest),
+                key: Some(key_of(key)),
+                last_modified: time,
+                version_id: Some(v.version_id),
+                ..Default::default()
+            }),
+        }
+    }
+    let prefixes = page
+        .common_prefixes
         .into_iter()
-        .map(|o| ObjectVersion {
-            e_tag: o.e_tag,
-            is_latest: Some(true),
-            key: o.key,
-            last_modified: o.last_modified,
-            owner: o.owner,
-            size: o.size,
-            storage_class: Some(ObjectVersionStorageClass::from_static(
-                ObjectVersionStorageClass::STANDARD,
-            )),
-            version_id: Some("null".into()),
-            ..Default::default()
+        .map(|p| CommonPrefix {
+            prefix: Some(key_of(p)),
         })
         .collect();
     Ok(S3Response::new(ListObjectVersionsOutput {
@@ -262,11 +293,12 @@ pub(super) async fn list_object_versions(
         version_id_marker: Some(i.version_id_marker.unwrap_or_default()),
         delimiter: encode_opt(i.delimiter, enc),
         max_keys: Some(max.min(1000) as i32),
-        is_truncated: Some(truncated),
-        next_key_marker: if truncated { l.last_name } else { None },
-        next_version_id_marker: truncated.then(|| "null".into()),
+        is_truncated: Some(page.is_truncated),
+        next_key_marker: page.next_key_marker.map(key_of),
+        next_version_id_marker: page.next_version_id_marker,
         versions: Some(versions),
-        common_prefixes: Some(l.prefixes),
+        delete_markers: Some(markers),
+        common_prefixes: Some(prefixes),
         encoding_type: i.encoding_type,
         ..Default::default()
     }))

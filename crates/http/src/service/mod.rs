@@ -233,15 +233,21 @@ pub(super) fn not_set(code: &str, message: String) -> s3s::S3Error {
     crate::convert::coded(code, hyper::StatusCode::NOT_FOUND, message)
 }
 
-pub(super) const NO_VERSIONS: &str =
-    "s3hpc keeps one version of each object, whose version id is \"null\"; \
-                           versioning is not supported";
-
-/// A `versionId` may only name the one version there is.
+/// A `versionId` where this operation serves only the current version:
+/// none, `null` or an empty one. Another id of this engine's is refused by
+/// name rather than answered from the current version.
 pub(super) fn null_version(v: Option<&str>) -> S3Result<()> {
     match v {
         None | Some("null") | Some("") => Ok(()),
-        Some(v) => Err(s3_error!(NoSuchVersion, "no version {v:?}: {NO_VERSIONS}")),
+        Some(v) if s3hpc_store::is_version_id(v) => Err(s3_error!(
+            NotImplemented,
+            "this operation on a given version ({v}) is not supported yet: it serves the \
+             current version, without versionId (GET, HEAD and DELETE take any version)"
+        )),
+        Some(v) => Err(s3_error!(
+            NoSuchVersion,
+            "no version {v:?}: not an id s3hpc makes"
+        )),
     }
 }
 

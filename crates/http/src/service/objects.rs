@@ -1,7 +1,7 @@
 //! Objects: PUT, GET, HEAD, DELETE (one and many), GetObjectAttributes.
 
 use super::acls::{self, asked};
-use super::{checksum_mode, content_md5, null_version, run, with_body, Engine, NO_VERSIONS};
+use super::{checksum_mode, content_md5, null_version, run, with_body, Engine};
 use crate::body::GetStream;
 use crate::checksums::{body_checks, known_value, set_checksum};
 use crate::convert::{self, s3_error};
@@ -31,12 +31,13 @@ pub(super) async fn put_object(
     opts.condition = convert::write_condition(i.if_match.as_ref(), i.if_none_match.as_ref())?;
     let store = engine.store.clone();
     let (bucket, key) = (i.bucket.clone(), i.key.clone());
-    let etag = with_body(engine, i.body, framing, move |body| {
-        store.put_object(&bucket, &key, body, &opts)
+    let (etag, version_id) = with_body(engine, i.body, framing, move |body| {
+        store.put_object_versioned(&bucket, &key, body, &opts)
     })
     .await?;
     let mut out = PutObjectOutput {
         e_tag: Some(convert::etag(&etag)),
+        version_id,
         ..Default::default()
     };
     set_checksum!(out, checksum.as_ref().and_then(known_value));
@@ -48,13 +49,19 @@ pub(super) async fn get_object(
     req: S3Request<GetObjectInput>,
 ) -> S3Result<S3Response<GetObjectOutput>> {
     let i = req.input;
-    null_version(i.version_id.as_deref())?;
+    let version = asked_version(i.version_id.as_deref(), i.part_number)?;
     let range = i.range.map(convert::range);
     let part = requested_part(i.part_number, range.is_some())?;
     let with_checksum = checksum_mode(i.checksum_mode.as_ref()) && range.is_none();
-    let (got, part) = run(|| match part {
-        None => Ok((engine.store.get_object(&i.bucket, &i.key, range)?, None)),
-        Some(n) => {
+    let (got, part) = run(|| match (part, version) {
+        (_, Some(v)) => Ok((
+            engine
+                .store
+                .get_object_version(&i.bucket, &i.key, v, range)?,
+            None,
+        )),
+        (None, None) => Ok((engine.store.get_object(&i.bucket, &i.key, range)?, None)),
+        (Some(n), None) => {
             let p = engine.store.get_object_part(&i.bucket, &i.key, n)?;
             Ok((p.got, Some((p.part, p.parts_count))))
         }
@@ -93,6 +100,7 @@ pub(super) async fn get_object(
         last_modified: Some(convert::timestamp(info.last_modified)),
         metadata: convert::metadata(&info),
         tag_count: (info.tag_count > 0).then_some(info.tag_count as i32),
+        version_id: info.version_id.clone(),
         ..Default::default()
     };
     match part {
@@ -135,11 +143,15 @@ pub(super) async fn head_object(
     req: S3Request<HeadObjectInput>,
 ) -> S3Result<S3Response<HeadObjectOutput>> {
     let i = req.input;
-    null_version(i.version_id.as_deref())?;
+    let version = asked_version(i.version_id.as_deref(), i.part_number)?;
     let part = requested_part(i.part_number, i.range.is_some())?;
-    let (info, part) = run(|| match part {
-        None => Ok((engine.store.head_object(&i.bucket, &i.key)?, None)),
-        Some(n) => {
+    let (info, part) = run(|| match (part, version) {
+        (_, Some(v)) => Ok((
+            engine.store.head_object_version(&i.bucket, &i.key, v)?,
+            None,
+        )),
+        (None, None) => Ok((engine.store.head_object(&i.bucket, &i.key)?, None)),
+        (Some(n), None) => {
             let p = engine.store.head_object_part(&i.bucket, &i.key, n)?;
             Ok((p.got, Some((p.part, p.parts_count))))
         }
@@ -158,6 +170,7 @@ pub(super) async fn head_object(
         e_tag: Some(convert::etag(&info.etag)),
         last_modified: Some(convert::timestamp(info.last_modified)),
         metadata: convert::metadata(&info),
+        version_id: info.version_id.clone(),
         ..Default::default()
     };
     match part {
@@ -186,15 +199,75 @@ pub(super) async fn delete_object(
     req: S3Request<DeleteObjectInput>,
 ) -> S3Result<S3Response<DeleteObjectOutput>> {
     let i = req.input;
-    null_version(i.version_id.as_deref())?;
     let cond = convert::delete_condition(
         i.if_match.as_ref().map(convert::if_match_etag),
         i.if_match_last_modified_time,
         i.if_match_size,
     )
     .map_err(s3_error)?;
-    run(|| engine.store.delete_object_if(&i.bucket, &i.key, &cond))?;
-    Ok(S3Response::new(DeleteObjectOutput::default()))
+    let out = run(|| delete_one(engine, &i.bucket, &i.key, i.version_id.as_deref(), &cond))?;
+    Ok(S3Response::new(DeleteObjectOutput {
+        delete_marker: out.delete_marker,
+        version_id: out.version_id,
+        ..Default::default()
+    }))
+}
+
+/// What deleting one key (or one of its versions) did.
+#[derive(Default)]
+struct Deleted {
+    /// The version removed or the marker made.
+    version_id: Option<String>,
+    delete_marker: Option<bool>,
+}
+
+/// DELETE of `key`: of one version (for good), or with versioning a new
+/// delete marker, else the object.
+fn delete_one(
+    engine: &Engine,
+    bucket: &str,
+    key: &str,
+    version: Option<&str>,
+    cond: &s3hpc_store::DeleteCondition,
+) -> s3hpc_store::Result<Deleted> {
+    match version.filter(|v| !v.is_empty()) {
+        Some(v) => {
+            // Whether it was a marker, told before it is gone.
+            let marker = engine
+                .store
+                .head_object_version(bucket, key, v)
+                .err()
+                .is_some_and(|e| e.code == s3hpc_store::ErrorCode::MethodNotAllowed);
+            engine.store.delete_object_version(bucket, key, v)?;
+            Ok(Deleted {
+                version_id: Some(v.to_string()),
+                delete_marker: marker.then_some(true),
+            })
+        }
+        None if cond.is_none() => {
+            let marker = engine.store.delete_object_versioned(bucket, key)?;
+            Ok(Deleted {
+                delete_marker: marker.is_some().then_some(true),
+                version_id: marker,
+            })
+        }
+        None => engine
+            .store
+            .delete_object_if(bucket, key, cond)
+            .map(|()| Deleted::default()),
+    }
+}
+
+/// The version a GET or HEAD names (none for an empty one); S3 takes no
+/// `partNumber` with it here.
+fn asked_version(v: Option<&str>, part: Option<i32>) -> S3Result<Option<&str>> {
+    match v.filter(|v| !v.is_empty()) {
+        Some(_) if part.is_some() => Err(s3_error!(
+            NotImplemented,
+            "partNumber of a given versionId is not supported; GET the version whole"
+        )),
+        v => Ok(v),
+    }
 }
 
 /// S3's limit on the keys of one DeleteObjects.
@@ -217,24 +290,22 @@ pub(super) async fn delete_objects(
     let (mut deleted, mut errors) = (Vec::new(), Vec::new());
     tokio::task::block_in_place(|| {
         for o in i.delete.objects {
-            let result = null_version(o.version_id.as_deref())
-                .map_err(|_| {
-                    s3hpc_store::S3Error::new(s3hpc_store::ErrorCode::InvalidArgument, NO_VERSIONS)
-                })
-                .and_then(|()| {
-                    let cond = convert::delete_condition(
-                        o.e_tag.as_ref().map(|e| e.value()),
-                        o.last_modified_time.clone(),
-                        o.size,
-                    )?;
-                    engine.store.delete_object_if(&i.bucket, &o.key, &cond)
-                });
+            let result = convert::delete_condition(
+                o.e_tag.as_ref().map(|e| e.value()),
+                o.last_modified_time.clone(),
+                o.size,
+            )
+            .and_then(|cond| delete_one(engine, &i.bucket, &o.key, o.version_id.as_deref(), &cond));
             match result {
-                Ok(()) if quiet => {}
-                Ok(()) => deleted.push(DeletedObject {
+                Ok(_) if quiet => {}
+                Ok(d) => deleted.push(DeletedObject {
                     key: Some(o.key),
-                    version_id: o.version_id,
-                    ..Default::default()
+                    version_id: o.version_id.clone().or(d.version_id.clone()),
+                    delete_marker: d.delete_marker,
+                    delete_marker_version_id: d
+                        .delete_marker
+                        .and(o.version_id.is_none().then_some(()))
+                        .and(d.version_id),
                 }),
                 // The version asked for is echoed, as S3 does: clients
                 // retry or inspect an error by key and version.
