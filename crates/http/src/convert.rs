@@ -27,6 +27,12 @@ pub fn coded(code: &str, status: hyper::StatusCode, message: impl Into<String>) 
     e
 }
 
+/// The version id a write answers with: a suspended bucket's `null` is
+/// not announced, as in S3.
+pub fn written_version(id: Option<String>) -> Option<String> {
+    id.filter(|v| v != s3hpc_store::NULL_VERSION)
+}
+
 pub fn etag(quoted: &str) -> ETag {
     ETag::Strong(unquote(quoted).to_string())
 }

@@ -253,6 +253,13 @@ forward! {
     ) -> Result<GetResult>;
     fn head_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<ObjectInfo>;
     fn delete_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<()>;
+    fn delete_object_version_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        id: &str,
+        cond: &DeleteCondition,
+    ) -> Result<()>;
     fn list_object_versions(&self, bucket: &str, req: &VersionsRequest) -> Result<VersionsPage>;
     fn put_object(&self, bucket: &str, key: &str, body: PutBody<'_>, opts: &PutOptions) -> Result<String>;
     fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetResult>;
@@ -280,7 +287,7 @@ forward! {
     ) -> Result<ObjectInfo>;
     fn copy_object_with(
         &self,
-        src: (&str, &str),
+        src: (&str, &str, Option<&str>),
         dst: (&str, &str),
         opts: Option<&PutOptions>,
         cond: &WriteCondition,
@@ -347,6 +354,15 @@ forward! {
         change: Option<&PermissionChange>,
         record: Option<&[u8]>,
     ) -> Result<()>;
+}
+
+impl Acting {
+    /// [`Store::latest_delete_marker`], as this identity.
+    pub fn latest_delete_marker(&self, bucket: &str, key: &str) -> Option<String> {
+        self.run(|s| Ok(s.latest_delete_marker(bucket, key)))
+            .ok()
+            .flatten()
+    }
 }
 
 /// Whether `path` (under the data root) is a directory, not following a

@@ -669,7 +669,7 @@ impl Store {
         cond: &WriteCondition,
     ) -> Result<ObjectInfo> {
         let access = opts.and_then(|o| o.access.as_ref());
-        let (src, dst) = ((src_bucket, src_key), (dst_bucket, dst_key));
+        let (src, dst) = ((src_bucket, src_key, None), (dst_bucket, dst_key));
         self.copy_object_with(src, dst, opts, cond, access)
     }
 
@@ -678,7 +678,7 @@ impl Store {
     /// an ACL with either metadata directive).
     pub fn copy_object_with(
         &self,
-        (src_bucket, src_key): (&str, &str),
+        (src_bucket, src_key, src_version): (&str, &str, Option<&str>),
         (dst_bucket, dst_key): (&str, &str),
         opts: Option<&PutOptions>,
         cond: &WriteCondition,
@@ -692,7 +692,9 @@ impl Store {
                 "CopyObject takes its write condition as an argument, not in the options"
             ));
         }
-        if opts.is_none() && (src_bucket, src_key) == (dst_bucket, dst_key) {
+        // (A given version copied over its key makes it current again.)
+        if opts.is_none() && src_version.is_none() && (src_bucket, src_key) == (dst_bucket, dst_key)
+        {
             // AWS's words; a copy that changes nothing would be a no-op.
             return Err(s3err!(
                 InvalidRequest,
@@ -701,7 +703,10 @@ impl Store {
                  location or encryption attributes."
             ));
         }
-        let (src, file) = self.open_object(src_bucket, src_key)?;
+        let (src, file) = match src_version {
+            Some(v) => self.open_version(src_bucket, src_key, v)?,
+            None => self.open_object(src_bucket, src_key)?,
+        };
         let mut stored = match opts {
             Some(o) => StoredMeta::from_put(o, None)?,
             None => StoredMeta {

@@ -313,3 +313,21 @@ fn a_bucket_lists_every_version_once_in_pages_of_any_size() {
     assert_eq!(grouped.common_prefixes, ["d/"]);
     assert_eq!(grouped.versions.len(), 5);
 }
+
+#[test]
+fn a_null_marker_made_after_versions_is_the_latest() {
+    let env = enabled();
+    let kept = put_version(&env, "k", b"versioned");
+    env.store
+        .put_bucket_versioning(BUCKET, Versioning::Suspended)
+        .unwrap();
+    env.store.delete_object(BUCKET, "k").unwrap();
+    assert_eq!(
+        history(&env, "k"),
+        vec![(NULL_VERSION.into(), true, true), (kept, false, false)]
+    );
+    assert_eq!(
+        env.store.latest_delete_marker(BUCKET, "k").as_deref(),
+        Some(NULL_VERSION)
+    );
+}

@@ -12,38 +12,58 @@ use s3s::{s3_error, S3Request, S3Response, S3Result};
 /// UploadPartCopy (If-Match, If-None-Match; If-Modified-Since,
 /// If-Unmodified-Since), checked against the source before the copy;
 /// any that fails is 412, as S3 answers for copies.
-pub(super) fn check_copy_source(
+/// A copy's source: an object, or one version of it.
+struct Src {
+    bucket: Box<str>,
+    key: Box<str>,
+    version: Option<Box<str>>,
+}
+
+impl Src {
+    fn version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+
+    fn head(&self, engine: &Engine) -> s3hpc_store::Result<s3hpc_store::ObjectInfo> {
+        match self.version() {
+            Some(v) => engine.store.head_object_version(&self.bucket, &self.key, v),
+            None => engine.store.head_object(&self.bucket, &self.key),
+        }
+    }
+}
+
+fn check_copy_source(
     engine: &Engine,
-    bucket: &str,
-    key: &str,
+    src: &Src,
     etags: [Option<&ETagCondition>; 2],
     times: [Option<&Timestamp>; 2],
 ) -> S3Result<()> {
     if etags.iter().all(Option::is_none) && times.iter().all(Option::is_none) {
         return Ok(());
     }
-    let src = run(|| engine.store.head_object(bucket, key))?;
-    convert::check_preconditions(&src, etags[0], etags[1], times[0], times[1]).map_err(|_| {
+    let info = run(|| src.head(engine))?;
+    convert::check_preconditions(&info, etags[0], etags[1], times[0], times[1]).map_err(|_| {
         s3_error!(
             PreconditionFailed,
-            "the copy source {bucket}/{key} does not meet the x-amz-copy-source-if-* \
-             conditions; nothing was copied"
+            "the copy source {}/{} does not meet the x-amz-copy-source-if-* conditions; \
+             nothing was copied",
+            src.bucket,
+            src.key
         )
     })
 }
 
-fn copy_source(source: CopySource) -> S3Result<(Box<str>, Box<str>)> {
+fn copy_source(source: CopySource) -> S3Result<Src> {
     match source {
         CopySource::Bucket {
             bucket,
             key,
             version_id,
-        } => {
-            // A version other than the one there is must not copy the
-            // current object in its place.
-            super::null_version(version_id.as_deref())?;
-            Ok((bucket, key))
-        }
+        } => Ok(Src {
+            bucket,
+            key,
+            version: version_id.filter(|v| !v.is_empty()),
+        }),
         _ => Err(s3_error!(
             NotImplemented,
             "copy sources must be BUCKET/KEY, not access points"
@@ -59,7 +79,7 @@ pub(super) async fn copy_object(
     let i = req.input;
     let asked = asked!(object i, i.acl.as_ref().map(|a| a.as_str()), None);
     let access = acls::for_new(engine, &asked, Some(&i.key))?;
-    let (src_bucket, src_key) = copy_source(i.copy_source)?;
+    let src = copy_source(i.copy_source)?;
     let replace = i
         .metadata_directive
         .as_ref()
@@ -71,8 +91,7 @@ pub(super) async fn copy_object(
     let tags = convert::tagging_header(i.tagging.as_deref())?;
     check_copy_source(
         engine,
-        &src_bucket,
-        &src_key,
+        &src,
         [
             i.copy_source_if_match.as_ref(),
             i.copy_source_if_none_match.as_ref(),
@@ -88,26 +107,33 @@ pub(super) async fn copy_object(
             (true, _) => {
                 let mut o = convert::put_options(i.content_type, i.metadata);
                 o.headers = convert::object_headers!(i);
-                o.tags = if replace_tags {
-                    tags
-                } else {
-                    engine.store.get_object_tagging(&src_bucket, &src_key)?
+                o.tags = match (replace_tags, src.version()) {
+                    (true, _) => tags,
+                    (false, None) => engine.store.get_object_tagging(&src.bucket, &src.key)?,
+                    (false, Some(_)) => {
+                        return Err(s3hpc_store::S3Error::new(
+                            s3hpc_store::ErrorCode::NotImplemented,
+                            "copying a given version with new metadata but its own tags is \
+                             not supported yet; send the tags (x-amz-tagging-directive: \
+                             REPLACE) or keep the metadata too",
+                        ))
+                    }
                 };
                 Some(o)
             }
             (false, true) => {
-                let src = engine.store.head_object(&src_bucket, &src_key)?;
+                let info = src.head(engine)?;
                 Some(s3hpc_store::PutOptions {
-                    content_type: src.content_type,
-                    metadata: src.metadata,
-                    headers: src.headers,
+                    content_type: info.content_type,
+                    metadata: info.metadata,
+                    headers: info.headers,
                     tags,
                     ..Default::default()
                 })
             }
         };
         engine.store.copy_object_with(
-            (&src_bucket, &src_key),
+            (&src.bucket, &src.key, src.version()),
             (&i.bucket, &i.key),
             opts.as_ref(),
             &cond,
@@ -120,7 +146,7 @@ pub(super) async fn copy_object(
             last_modified: Some(convert::timestamp(info.last_modified)),
             ..Default::default()
         }),
-        version_id: info.version_id.clone(),
+        version_id: convert::written_version(info.version_id.clone()),
         ..Default::default()
     });
     resp.headers = convert::written_headers(&info);
@@ -132,7 +158,7 @@ pub(super) async fn upload_part_copy(
     req: S3Request<UploadPartCopyInput>,
 ) -> S3Result<S3Response<UploadPartCopyOutput>> {
     let i = req.input;
-    let (src_bucket, src_key) = copy_source(i.copy_source)?;
+    let src = copy_source(i.copy_source)?;
     let range = i
         .copy_source_range
         .as_deref()
@@ -141,8 +167,7 @@ pub(super) async fn upload_part_copy(
     let part = part_number(i.part_number)?;
     check_copy_source(
         engine,
-        &src_bucket,
-        &src_key,
+        &src,
         [
             i.copy_source_if_match.as_ref(),
             i.copy_source_if_none_match.as_ref(),
@@ -154,7 +179,10 @@ pub(super) async fn upload_part_copy(
     )?;
     let store = &engine.store;
     let etag = run_long(|| {
-        let mut src = store.get_object(&src_bucket, &src_key, range)?;
+        let mut src = match src.version() {
+            Some(v) => store.get_object_version(&src.bucket, &src.key, v, range)?,
+            None => store.get_object(&src.bucket, &src.key, range)?,
+        };
         if let Some(r) = range {
             r.check_within(src.info.size)?;
         }

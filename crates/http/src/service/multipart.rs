@@ -131,7 +131,7 @@ pub(super) async fn complete_multipart_upload(
         location: Some(format!("/{}/{}", i.bucket, i.key)),
         key: Some(i.key),
         e_tag: Some(convert::etag(&info.etag)),
-        version_id: info.version_id.clone(),
+        version_id: convert::written_version(info.version_id.clone()),
         ..Default::default()
     };
     let headers = convert::written_headers(&info);

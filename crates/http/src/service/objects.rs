@@ -1,7 +1,7 @@
 //! Objects: PUT, GET, HEAD, DELETE (one and many), GetObjectAttributes.
 
 use super::acls::{self, asked};
-use super::{checksum_mode, content_md5, null_version, run, with_body, Engine};
+use super::{checksum_mode, content_md5, run, with_body, Engine};
 use crate::body::GetStream;
 use crate::checksums::{body_checks, known_value, set_checksum};
 use crate::convert::{self, s3_error};
@@ -37,7 +37,7 @@ pub(super) async fn put_object(
     .await?;
     let mut out = PutObjectOutput {
         e_tag: Some(convert::etag(&etag)),
-        version_id,
+        version_id: convert::written_version(version_id),
         ..Default::default()
     };
     set_checksum!(out, checksum.as_ref().and_then(known_value));
@@ -53,19 +53,21 @@ pub(super) async fn get_object(
     let range = i.range.map(convert::range);
     let part = requested_part(i.part_number, range.is_some())?;
     let with_checksum = checksum_mode(i.checksum_mode.as_ref()) && range.is_none();
-    let (got, part) = run(|| match (part, version) {
-        (_, Some(v)) => Ok((
-            engine
-                .store
-                .get_object_version(&i.bucket, &i.key, v, range)?,
-            None,
-        )),
-        (None, None) => Ok((engine.store.get_object(&i.bucket, &i.key, range)?, None)),
-        (Some(n), None) => {
-            let p = engine.store.get_object_part(&i.bucket, &i.key, n)?;
-            Ok((p.got, Some((p.part, p.parts_count))))
-        }
-    })?;
+    let (got, part) = (match (part, version) {
+        (_, Some(v)) => engine
+            .store
+            .get_object_version(&i.bucket, &i.key, v, range)
+            .map(|g| (g, None)),
+        (None, None) => engine
+            .store
+            .get_object(&i.bucket, &i.key, range)
+            .map(|g| (g, None)),
+        (Some(n), None) => engine
+            .store
+            .get_object_part(&i.bucket, &i.key, n)
+            .map(|p| (p.got, Some((p.part, p.parts_count)))),
+    })
+    .map_err(|e| missing(engine, &i.bucket, &i.key, version, e))?;
     let (info, offset, length, stream) = (got.info, got.offset, got.length, got.body);
     convert::check_preconditions(
         &info,
@@ -145,17 +147,21 @@ pub(super) async fn head_object(
     let i = req.input;
     let version = asked_version(i.version_id.as_deref(), i.part_number)?;
     let part = requested_part(i.part_number, i.range.is_some())?;
-    let (info, part) = run(|| match (part, version) {
-        (_, Some(v)) => Ok((
-            engine.store.head_object_version(&i.bucket, &i.key, v)?,
-            None,
-        )),
-        (None, None) => Ok((engine.store.head_object(&i.bucket, &i.key)?, None)),
-        (Some(n), None) => {
-            let p = engine.store.head_object_part(&i.bucket, &i.key, n)?;
-            Ok((p.got, Some((p.part, p.parts_count))))
-        }
-    })?;
+    let (info, part) = (match (part, version) {
+        (_, Some(v)) => engine
+            .store
+            .head_object_version(&i.bucket, &i.key, v)
+            .map(|h| (h, None)),
+        (None, None) => engine
+            .store
+            .head_object(&i.bucket, &i.key)
+            .map(|h| (h, None)),
+        (Some(n), None) => engine
+            .store
+            .head_object_part(&i.bucket, &i.key, n)
+            .map(|p| (p.got, Some((p.part, p.parts_count)))),
+    })
+    .map_err(|e| missing(engine, &i.bucket, &i.key, version, e))?;
     convert::check_preconditions(
         &info,
         i.if_match.as_ref(),
@@ -238,7 +244,9 @@ fn delete_one(
                 .head_object_version(bucket, key, v)
                 .err()
                 .is_some_and(|e| e.code == s3hpc_store::ErrorCode::MethodNotAllowed);
-            engine.store.delete_object_version(bucket, key, v)?;
+            engine
+                .store
+                .delete_object_version_if(bucket, key, v, cond)?;
             Ok(Deleted {
                 version_id: Some(v.to_string()),
                 delete_marker: marker.then_some(true),
@@ -256,6 +264,36 @@ fn delete_one(
             .delete_object_if(bucket, key, cond)
             .map(|()| Deleted::default()),
     }
+}
+
+/// A GET or HEAD that found no object (or a delete marker), with the
+/// headers S3 adds: `x-amz-delete-marker` (and the marker's id) where the
+/// key's latest version is a marker, `false` on any other NoSuchKey.
+fn missing(
+    engine: &Engine,
+    bucket: &str,
+    key: &str,
+    version: Option<&str>,
+    e: s3hpc_store::S3Error,
+) -> s3s::S3Error {
+    use s3hpc_store::ErrorCode;
+    let marker = match e.code {
+        ErrorCode::MethodNotAllowed => version.map(str::to_string),
+        ErrorCode::NoSuchKey => engine.store.latest_delete_marker(bucket, key),
+        _ => return s3_error(e),
+    };
+    let mut headers = hyper::HeaderMap::new();
+    let is = if marker.is_some() { "true" } else { "false" };
+    headers.insert(
+        "x-amz-delete-marker",
+        hyper::header::HeaderValue::from_static(is),
+    );
+    if let Some(id) = marker.and_then(|m| hyper::header::HeaderValue::from_str(&m).ok()) {
+        headers.insert("x-amz-version-id", id);
+    }
+    let mut out = s3_error(e);
+    out.set_headers(headers);
+    out
 }
 
 /// The version a GET or HEAD names (none for an empty one); S3 takes no
@@ -330,8 +368,11 @@ pub(super) async fn get_object_attributes(
     req: S3Request<GetObjectAttributesInput>,
 ) -> S3Result<S3Response<GetObjectAttributesOutput>> {
     let i = req.input;
-    null_version(i.version_id.as_deref())?;
-    let info = run(|| engine.store.head_object(&i.bucket, &i.key))?;
+    let version = i.version_id.as_deref().filter(|v| !v.is_empty());
+    let info = run(|| match version {
+        Some(v) => engine.store.head_object_version(&i.bucket, &i.key, v),
+        None => engine.store.head_object(&i.bucket, &i.key),
+    })?;
     // One header, comma-separated (s3s may keep it as one item).
     let want = |a: &str| {
         i.object_attributes
@@ -341,6 +382,7 @@ pub(super) async fn get_object_attributes(
     };
     let mut out = GetObjectAttributesOutput {
         last_modified: Some(convert::timestamp(info.last_modified)),
+        version_id: info.version_id.clone(),
         ..Default::default()
     };
     if want(ObjectAttributes::ETAG) {

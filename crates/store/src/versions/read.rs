@@ -66,7 +66,12 @@ impl Store {
     /// Version `id` of `key`, open, with its attributes: its entry among
     /// the versions, or for `null` the object at the key's path if it has
     /// no id. A delete marker is MethodNotAllowed, as in S3.
-    fn open_version(&self, bucket: &str, key: &str, id: &str) -> Result<(ObjectInfo, File)> {
+    pub(crate) fn open_version(
+        &self,
+        bucket: &str,
+        key: &str,
+        id: &str,
+    ) -> Result<(ObjectInfo, File)> {
         check_args(bucket, key, id)?;
         let kp = split_key(key);
         let what = format!("{bucket}/{key} (version {id})");
@@ -135,49 +140,35 @@ impl Store {
             .transpose()
             .map_err(|e| io_err(e, &what))?;
         let mut out = Vec::new();
-        let mut entries = Vec::new();
         if let Ok(versions) = self.versions_dir(dir.as_fd(), false) {
-            for e in read_dir(&versions).map_err(|e| io_err(e, &what))? {
-                let e = e.map_err(|e| io_err(e, &what))?;
-                let Ok(file) = e.file_name().to_str() else {
-                    continue;
-                };
-                if let Some(v) = VersionEntry::parse(file) {
-                    if v.name == kp.name {
-                        entries.push((v.id.to_string(), v.marker, file.to_string()));
-                    }
-                }
-            }
-            // Newest first; `null` has no time of its own: by its file's.
-            entries.sort();
-            for (id, marker, file) in entries {
-                let st = statat(&versions, file.as_str(), AtFlags::SYMLINK_NOFOLLOW)
-                    .map_err(|e| io_err(e, &what))?;
+            for e in history(&versions, kp.name)? {
                 let is_latest = match &current {
-                    Some((cur, _)) => !marker && cur.st_ino == st.st_ino && cur.st_dev == st.st_dev,
+                    Some((cur, _)) => {
+                        !e.marker && cur.st_ino == e.st.st_ino && cur.st_dev == e.st.st_dev
+                    }
                     None => false,
                 };
-                let info = (!marker)
+                let info = (!e.marker)
                     .then(|| {
                         let flags =
                             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-                        let fd = openat(&versions, file.as_str(), flags, Mode::empty())?;
-                        let stored = match meta::has_meta(&st) {
+                        let fd = openat(&versions, e.file.as_str(), flags, Mode::empty())?;
+                        let stored = match meta::has_meta(&e.st) {
                             true => Some(StoredMeta::read_from(&fd)?),
                             false => None,
                         };
-                        let mut info = meta::object_info(key, &st, stored);
-                        info.version_id = Some(id.clone());
+                        let mut info = meta::object_info(key, &e.st, stored);
+                        info.version_id = Some(e.id.clone());
                         std::io::Result::Ok(info)
                     })
                     .transpose()
                     // A version this user may not read is listed by name.
                     .unwrap_or(None);
                 out.push(KeyVersion {
-                    last_modified: meta::mtime(&st),
-                    version_id: id,
+                    last_modified: meta::mtime(&e.st),
+                    version_id: e.id,
                     is_latest,
-                    delete_marker: marker,
+                    delete_marker: e.marker,
                     info,
                 });
             }
@@ -198,10 +189,7 @@ impl Store {
             Some(_) => {}
             // No object at the path: a newest marker is the latest.
             None => {
-                if let Some(first) = out
-                    .iter_mut()
-                    .find(|v| v.version_id != NULL_VERSION || v.delete_marker)
-                {
+                if let Some(first) = out.first_mut() {
                     first.is_latest = first.delete_marker;
                 }
             }
@@ -282,21 +270,47 @@ impl Store {
         Ok(())
     }
 
-    /// The file name of `name`'s newest entry among `versions`.
-    fn newest_entry(&self, versions: &OwnedFd, name: &str) -> Result<Option<String>> {
-        let mut best: Option<(String, String)> = None;
-        for e in read_dir(versions).map_err(|e| io_err(e, VERSIONS_DIR))? {
-            let e = e.map_err(|e| io_err(e, VERSIONS_DIR))?;
-            let Ok(file) = e.file_name().to_str() else {
-                continue;
-            };
-            if let Some(v) = VersionEntry::parse(file) {
-                if v.name == name && best.as_ref().is_none_or(|(id, _)| v.id < id.as_str()) {
-                    best = Some((v.id.to_string(), file.to_string()));
-                }
+    /// [`Store::delete_object_version`] if `cond` holds for that version
+    /// (else PreconditionFailed). A version's bytes never change under its
+    /// id, so the check and the delete need no lock between them; a
+    /// version that is not there is deleted whatever the condition, as in
+    /// S3.
+    pub fn delete_object_version_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        id: &str,
+        cond: &DeleteCondition,
+    ) -> Result<()> {
+        if !cond.is_none() {
+            match self.head_object_version(bucket, key, id) {
+                Ok(info) => crate::delete_if::check(bucket, key, cond, &info)?,
+                Err(e)
+                    if matches!(
+                        e.code,
+                        ErrorCode::NoSuchVersion | ErrorCode::MethodNotAllowed
+                    ) => {}
+                Err(e) => return Err(e),
             }
         }
-        Ok(best.map(|(_, f)| f))
+        self.delete_object_version(bucket, key, id)
+    }
+
+    /// The id of the delete marker that is `key`'s latest version, if it
+    /// is one (for the `x-amz-delete-marker` of a GET or HEAD that finds
+    /// no object); None where the bucket never had versioning.
+    pub fn latest_delete_marker(&self, bucket: &str, key: &str) -> Option<String> {
+        if self.versioning_of(bucket) == Versioning::Off {
+            return None;
+        }
+        let history = self.list_key_versions(bucket, key).ok()?;
+        let latest = history.into_iter().next()?;
+        (latest.is_latest && latest.delete_marker).then_some(latest.version_id)
+    }
+
+    /// The file name of `name`'s newest entry among `versions`.
+    fn newest_entry(&self, versions: &OwnedFd, name: &str) -> Result<Option<String>> {
+        Ok(history(versions, name)?.into_iter().next().map(|e| e.file))
     }
 
     /// Makes `name`'s newest version (unless it is a delete marker) the
@@ -358,6 +372,57 @@ impl Store {
             Err(e) => Err(S3Error::from_io(&e, &format!("{bucket}/{key}"))),
         }
     }
+}
+
+/// One entry of a key's history.
+struct HistoryEntry {
+    id: String,
+    marker: bool,
+    file: String,
+    st: rustix::fs::Stat,
+}
+
+/// `name`'s entries among `versions`, newest first. An id carries its
+/// time; `null` has none of its own and goes by its file's mtime (the
+/// object's write, or the null marker's making).
+fn history(versions: &OwnedFd, name: &str) -> Result<Vec<HistoryEntry>> {
+    let what = || format!("the versions of {name}");
+    let mut out = Vec::new();
+    for e in read_dir(versions).map_err(|e| io_err(e, &what()))? {
+        let e = e.map_err(|e| io_err(e, &what()))?;
+        let Ok(file) = e.file_name().to_str() else {
+            continue;
+        };
+        let Some(v) = VersionEntry::parse(file).filter(|v| v.name == name) else {
+            continue;
+        };
+        let st = match statat(versions, file, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            // Removed since the directory was read.
+            Err(Errno::NOENT) => continue,
+            Err(e) => return Err(io_err(e, &what())),
+        };
+        let order = match v.id {
+            NULL_VERSION => {
+                let t = meta::mtime(&st)
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64);
+                format!("{:016x}", u64::MAX - t)
+            }
+            id => id[..16].to_string(),
+        };
+        out.push((order, v.id.to_string(), v.marker, file.to_string(), st));
+    }
+    out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    Ok(out
+        .into_iter()
+        .map(|(_, id, marker, file, st)| HistoryEntry {
+            id,
+            marker,
+            file,
+            st,
+        })
+        .collect())
 }
 
 /// The version id an object's file holds; None for one written before
