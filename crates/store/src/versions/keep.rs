@@ -198,15 +198,13 @@ impl Store {
     /// never taken for it.
     fn keep_unnamed(&self, dir: BorrowedFd<'_>, versions: &OwnedFd, name: &str) -> Result<()> {
         let what = || format!("the object {name}, to keep it as version null");
-        let Some(fd) = open_current(dir, name).map_err(|e| io_err(e, &what()))? else {
+        let Some(Current { fd, st, version }) =
+            open_current(dir, name).map_err(|e| io_err(e, &what()))?
+        else {
             return Ok(());
         };
-        let st = fstat(&fd).map_err(|e| io_err(e, &what()))?;
-        if meta::has_meta(&st) {
-            let stored = StoredMeta::read_from(&fd).map_err(|e| S3Error::from_io(&e, &what()))?;
-            if stored.version_id.is_some() {
-                return Ok(());
-            }
+        if version.is_some() {
+            return Ok(());
         }
         let null = VersionEntry {
             name,
@@ -230,23 +228,43 @@ impl Store {
     }
 }
 
+/// The object at a key's path: its file, `stat` and version id (None for
+/// one written before versioning, or by another tool).
+pub(super) struct Current {
+    pub fd: OwnedFd,
+    pub st: rustix::fs::Stat,
+    pub version: Option<String>,
+}
+
 /// The regular file at `name` in `dir` (a key that is also a prefix: its
-/// self-entry), open for reading its metadata; None if there is none.
-pub(super) fn open_current(dir: BorrowedFd<'_>, name: &str) -> rustix::io::Result<Option<OwnedFd>> {
+/// self-entry), with its version id; None if there is none.
+pub(super) fn open_current(dir: BorrowedFd<'_>, name: &str) -> rustix::io::Result<Option<Current>> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = match openat(dir, name, flags, Mode::empty()) {
+    let mut fd = match openat(dir, name, flags, Mode::empty()) {
         Ok(fd) => fd,
         Err(Errno::NOENT | Errno::LOOP) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let st = fstat(&fd)?;
+    let mut st = fstat(&fd)?;
     match FileType::from_raw_mode(st.st_mode) {
-        FileType::RegularFile => Ok(Some(fd)),
-        FileType::Directory => match openat(&fd, SELF_ENTRY, flags, Mode::empty()) {
-            Ok(f) => Ok(Some(f)),
-            Err(Errno::NOENT) => Ok(None),
-            Err(e) => Err(e),
-        },
-        _ => Ok(None),
+        FileType::RegularFile => {}
+        FileType::Directory => {
+            fd = match openat(&fd, SELF_ENTRY, flags, Mode::empty()) {
+                Ok(f) => f,
+                Err(Errno::NOENT) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            st = fstat(&fd)?;
+        }
+        _ => return Ok(None),
     }
+    let version = match meta::has_meta(&st) {
+        true => {
+            StoredMeta::read_from(&fd)
+                .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?
+                .version_id
+        }
+        false => None,
+    };
+    Ok(Some(Current { fd, st, version }))
 }

@@ -107,7 +107,7 @@ impl Store {
             // The object written before versioning, never displaced.
             None if id == NULL_VERSION => {
                 match keep::open_current(dir.as_fd(), kp.name).map_err(|e| io_err(e, &what))? {
-                    Some(fd) if version_of(&fd).is_none() => fd,
+                    Some(c) if c.version.is_none() => c.fd,
                     _ => return Err(no_such_version(bucket, key, id)),
                 }
             }
@@ -136,9 +136,7 @@ impl Store {
         };
         let current = keep::open_current(dir.as_fd(), kp.name)
             .map_err(|e| io_err(e, &what))?
-            .map(|fd| fstat(&fd).map(|st| (st, version_of(&fd))))
-            .transpose()
-            .map_err(|e| io_err(e, &what))?;
+            .map(|c| (c.st, c.version));
         let mut out = Vec::new();
         if let Ok(versions) = self.versions_dir(dir.as_fd(), false) {
             for e in history(&versions, kp.name)? {
@@ -217,12 +215,9 @@ impl Store {
             Err(e) if e.code == ErrorCode::NoSuchKey => None,
             Err(e) => return Err(e),
         };
-        let current = keep::open_current(dir.as_fd(), kp.name).map_err(|e| io_err(e, &what))?;
-        let cur_st = current
-            .as_ref()
-            .map(|fd| fstat(fd).map(|st| (st, version_of(fd))))
-            .transpose()
-            .map_err(|e| io_err(e, &what))?;
+        let cur_st = keep::open_current(dir.as_fd(), kp.name)
+            .map_err(|e| io_err(e, &what))?
+            .map(|c| (c.st, c.version));
         let mut was_latest = false;
         let mut removed = false;
         if let Some(versions) = &versions {
@@ -423,14 +418,4 @@ fn history(versions: &OwnedFd, name: &str) -> Result<Vec<HistoryEntry>> {
             st,
         })
         .collect())
-}
-
-/// The version id an object's file holds; None for one written before
-/// versioning (or a file from another tool).
-fn version_of(fd: &OwnedFd) -> Option<String> {
-    let st = fstat(fd).ok()?;
-    if !meta::has_meta(&st) {
-        return None;
-    }
-    StoredMeta::read_from(fd).ok()?.version_id
 }
