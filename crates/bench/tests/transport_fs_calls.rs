@@ -204,6 +204,20 @@ impl S3Client for FreshThreads {
             Request::ListMultipartUploads { bucket, prefix } => {
                 fresh(|| c.call(Request::ListMultipartUploads { bucket, prefix }))
             }
+            Request::PutBucketVersioning { bucket, state } => {
+                fresh(|| c.call(Request::PutBucketVersioning { bucket, state }))
+            }
+            Request::GetBucketVersioning { bucket } => {
+                fresh(|| c.call(Request::GetBucketVersioning { bucket }))
+            }
+            Request::ListObjectVersions { bucket, list } => {
+                fresh(|| c.call(Request::ListObjectVersions { bucket, list }))
+            }
+            Request::GetObjectVersion { version, range } => {
+                fresh(|| c.call(Request::GetObjectVersion { version, range }))
+            }
+            Request::HeadObjectVersion(v) => fresh(|| c.call(Request::HeadObjectVersion(v))),
+            Request::DeleteObjectVersion(v) => fresh(|| c.call(Request::DeleteObjectVersion(v))),
         }
     }
     fn get_object_into(&self, b: &str, k: &str, buf: &mut [u8]) -> Result<ObjectInfo> {

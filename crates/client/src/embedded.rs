@@ -106,6 +106,25 @@ impl S3Client for EmbeddedClient {
             Request::ListMultipartUploads { bucket, prefix } => s
                 .list_multipart_uploads(bucket, prefix)
                 .map(Response::Uploads),
+            Request::PutBucketVersioning { bucket, state } => {
+                s.put_bucket_versioning(bucket, state).map(Response::done)
+            }
+            Request::GetBucketVersioning { bucket } => {
+                s.bucket_versioning(bucket).map(Response::Versioning)
+            }
+            Request::ListObjectVersions { bucket, list } => {
+                s.list_object_versions(bucket, list).map(Response::Versions)
+            }
+            Request::GetObjectVersion { version: v, range } => {
+                let got = s.get_object_version(v.bucket, v.key, v.version_id, range)?;
+                Ok(Response::Object(object(got)))
+            }
+            Request::HeadObjectVersion(v) => s
+                .head_object_version(v.bucket, v.key, v.version_id)
+                .map(Response::Info),
+            Request::DeleteObjectVersion(v) => s
+                .delete_object_version(v.bucket, v.key, v.version_id)
+                .map(Response::done),
         }
     }
 }

@@ -18,9 +18,9 @@ pub use http::{HttpClient, HttpClientConfig};
 use op::answer;
 pub use op::{Request, Response};
 pub use s3hpc_store::{
-    AclEntry, AclTag, BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest,
-    ObjectHeaders, ObjectInfo, PartInfo, PermissionChange, PutBody, PutOptions, Result, S3Error,
-    UploadInfo, WriteCondition,
+    AclEntry, AclTag, BucketInfo, ByteRange, DeleteCondition, ErrorCode, KeyVersion, ListPage,
+    ListRequest, ObjectHeaders, ObjectInfo, PartInfo, PermissionChange, PutBody, PutOptions,
+    Result, S3Error, UploadInfo, Versioning, VersionsPage, VersionsRequest, WriteCondition,
 };
 
 /// Object tags, key to value.
@@ -291,6 +291,51 @@ pub trait S3Client: Send + Sync {
     fn list_multipart_uploads(&self, bucket: &str, prefix: &str) -> Result<Vec<UploadInfo>> {
         let req = Request::ListMultipartUploads { bucket, prefix };
         answer!(self, req, Response::Uploads(u) => u)
+    }
+
+    /// Enables or suspends the bucket's versioning (its owner only).
+    fn put_bucket_versioning(&self, bucket: &str, state: Versioning) -> Result<()> {
+        let req = Request::PutBucketVersioning { bucket, state };
+        answer!(self, req, Response::Done => ())
+    }
+    fn get_bucket_versioning(&self, bucket: &str) -> Result<Versioning> {
+        answer!(self, Request::GetBucketVersioning { bucket }, Response::Versioning(v) => v)
+    }
+    fn list_object_versions(&self, bucket: &str, list: &VersionsRequest) -> Result<VersionsPage> {
+        let req = Request::ListObjectVersions { bucket, list };
+        answer!(self, req, Response::Versions(page) => page)
+    }
+    fn get_object_version(
+        &self,
+        bucket: &str,
+        key: &str,
+        version_id: &str,
+        range: Option<ByteRange>,
+    ) -> Result<GetObject> {
+        let version = op::ObjectVersion {
+            bucket,
+            key,
+            version_id,
+        };
+        let req = Request::GetObjectVersion { version, range };
+        answer!(self, req, Response::Object(g) => g)
+    }
+    fn head_object_version(&self, bucket: &str, key: &str, version_id: &str) -> Result<ObjectInfo> {
+        let version = op::ObjectVersion {
+            bucket,
+            key,
+            version_id,
+        };
+        answer!(self, Request::HeadObjectVersion(version), Response::Info(i) => i)
+    }
+    /// Removes one version for good (the next newest becomes current).
+    fn delete_object_version(&self, bucket: &str, key: &str, version_id: &str) -> Result<()> {
+        let version = op::ObjectVersion {
+            bucket,
+            key,
+            version_id,
+        };
+        answer!(self, Request::DeleteObjectVersion(version), Response::Done => ())
     }
 }
 

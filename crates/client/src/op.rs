@@ -8,7 +8,8 @@
 use crate::{GetObject, Tags};
 use s3hpc_store::{
     BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
-    PutBody, PutOptions, S3Error, UploadInfo, WriteCondition,
+    PutBody, PutOptions, S3Error, UploadInfo, Versioning, VersionsPage, VersionsRequest,
+    WriteCondition,
 };
 
 /// One S3 operation and its arguments, borrowed from the caller. An
@@ -71,6 +72,34 @@ pub enum Request<'a> {
         bucket: &'a str,
         prefix: &'a str,
     },
+    /// Enabled or Suspended.
+    PutBucketVersioning {
+        bucket: &'a str,
+        state: Versioning,
+    },
+    GetBucketVersioning {
+        bucket: &'a str,
+    },
+    ListObjectVersions {
+        bucket: &'a str,
+        list: &'a VersionsRequest,
+    },
+    /// GET with `versionId`.
+    GetObjectVersion {
+        version: ObjectVersion<'a>,
+        range: Option<ByteRange>,
+    },
+    HeadObjectVersion(ObjectVersion<'a>),
+    /// Removes one version for good.
+    DeleteObjectVersion(ObjectVersion<'a>),
+}
+
+/// One version of an object.
+#[derive(Clone, Copy)]
+pub struct ObjectVersion<'a> {
+    pub bucket: &'a str,
+    pub key: &'a str,
+    pub version_id: &'a str,
 }
 
 pub struct PutObject<'a> {
@@ -152,6 +181,12 @@ impl Request<'_> {
             Request::AbortMultipartUpload { .. } => "AbortMultipartUpload",
             Request::ListParts { .. } => "ListParts",
             Request::ListMultipartUploads { .. } => "ListMultipartUploads",
+            Request::PutBucketVersioning { .. } => "PutBucketVersioning",
+            Request::GetBucketVersioning { .. } => "GetBucketVersioning",
+            Request::ListObjectVersions { .. } => "ListObjectVersions",
+            Request::GetObjectVersion { .. } => "GetObject (versionId)",
+            Request::HeadObjectVersion(_) => "HeadObject (versionId)",
+            Request::DeleteObjectVersion(_) => "DeleteObject (versionId)",
         }
     }
 }
@@ -176,6 +211,10 @@ pub enum Response {
     Parts(Vec<PartInfo>),
     Uploads(Vec<UploadInfo>),
     Tags(Tags),
+    /// GetBucketVersioning.
+    Versioning(Versioning),
+    /// ListObjectVersions.
+    Versions(VersionsPage),
 }
 
 impl Response {
@@ -197,8 +236,18 @@ impl Response {
             Response::Parts(_) => "parts",
             Response::Uploads(_) => "uploads",
             Response::Tags(_) => "tags",
+            Response::Versioning(_) => "a versioning state",
+            Response::Versions(_) => "a listing of versions",
         }
     }
+}
+
+/// The error of a transport that has no way to carry versions yet.
+pub fn no_versions(transport: &str) -> S3Error {
+    crate::not_carried(
+        transport,
+        "object versions (versionId, versioning, ListObjectVersions)",
+    )
 }
 
 /// The error for a transport that answered `op` with the wrong kind of

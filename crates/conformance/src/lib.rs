@@ -36,6 +36,7 @@ mod hostile;
 mod listing;
 mod multipart;
 mod objects;
+mod versioning;
 
 use access::*;
 use buckets::*;
@@ -49,6 +50,7 @@ use objects::*;
 use s3hpc_client::S3Client;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use versioning::*;
 
 /// One check: a client and the name of a bucket that exists, is empty and
 /// belongs to this check alone. A check panics (assert) when the transport
@@ -127,6 +129,7 @@ pub const CHECKS: &[(&str, Check)] = &[
     ),
     ("conditional_races", conditional_races),
     ("object_tagging", object_tagging),
+    ("versions_kept", versions_kept),
     ("standard_headers", standard_headers),
     ("acl_refused_changes_nothing", acl_refused_changes_nothing),
     ("acl_given_with_writes", acl_given_with_writes),

@@ -659,6 +659,13 @@ impl S3Client for RemoteClient {
                 },
                 Body::None,
             )?,
+            // Not in the protocol yet.
+            Op::PutBucketVersioning { .. }
+            | Op::GetBucketVersioning { .. }
+            | Op::ListObjectVersions { .. }
+            | Op::GetObjectVersion { .. }
+            | Op::HeadObjectVersion(_)
+            | Op::DeleteObjectVersion(_) => return Err(op::no_versions(self.transport())),
             Op::ListMultipartUploads { bucket, prefix } => self.simple(
                 Request::ListMultipartUploads {
                     bucket: bucket.into(),

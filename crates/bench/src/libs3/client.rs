@@ -240,6 +240,15 @@ impl S3Client for Libs3Client {
             Request::ListParts(u) => self
                 .s3_list_parts(u.bucket, u.key, u.upload_id)
                 .map(Response::Parts),
+            // libs3 has no call that carries a version.
+            Request::PutBucketVersioning { .. }
+            | Request::GetBucketVersioning { .. }
+            | Request::ListObjectVersions { .. }
+            | Request::GetObjectVersion { .. }
+            | Request::HeadObjectVersion(_)
+            | Request::DeleteObjectVersion(_) => {
+                Err(s3hpc_client::op::no_versions(self.transport()))
+            }
             Request::ListMultipartUploads { bucket, prefix } => self
                 .s3_list_multipart_uploads(bucket, prefix)
                 .map(Response::Uploads),

@@ -19,8 +19,9 @@ pub use request::HttpClientConfig;
 use request::{Body, Call};
 use response::{object_info, parse_time};
 use s3hpc_store::{
-    BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
-    PutBody, PutOptions, Result, S3Error, UploadInfo, WriteCondition,
+    BucketInfo, ByteRange, DeleteCondition, ErrorCode, KeyVersion, ListPage, ListRequest,
+    ObjectInfo, PartInfo, PutBody, PutOptions, Result, S3Error, UploadInfo, Versioning,
+    VersionsPage, VersionsRequest, WriteCondition,
 };
 use std::io::Read;
 use ureq::http::Method;
@@ -267,6 +268,32 @@ fn list_page(doc: xml::ListBucket) -> Result<ListPage> {
     })
 }
 
+/// A listing's query: keys URL-encoded, and the prefix, delimiter and
+/// page size (`(prefix, delimiter, max_keys)`) and the markers that are
+/// set.
+fn listing_query<'a>(
+    mut call: Call<'a>,
+    (prefix, delimiter, max_keys): (&str, Option<&str>, usize),
+    markers: [(&'static str, Option<&str>); 2],
+) -> Call<'a> {
+    call = call.query("encoding-type", "url");
+    if !prefix.is_empty() {
+        call = call.query("prefix", prefix);
+    }
+    if let Some(d) = delimiter {
+        call = call.query("delimiter", d);
+    }
+    for (name, value) in markers {
+        if let Some(v) = value {
+            call = call.query(name, v);
+        }
+    }
+    if max_keys > 0 {
+        call = call.query("max-keys", max_keys.to_string());
+    }
+    call
+}
+
 /// `call` with the headers of a conditional DELETE.
 fn with_delete_condition<'a>(mut call: Call<'a>, cond: &DeleteCondition) -> Call<'a> {
     if let Some(etag) = &cond.etag {
@@ -403,6 +430,55 @@ impl S3Client for HttpClient {
             Request::ListMultipartUploads { bucket, prefix } => self
                 .fetch_all_uploads(bucket, prefix)
                 .map(Response::Uploads),
+            Request::PutBucketVersioning { bucket, state } => {
+                let doc = xml::VersioningConfiguration {
+                    status: Some(state.as_str().to_string()).filter(|s| !s.is_empty()),
+                }
+                .to_xml();
+                self.start(Method::PUT, bucket, None)
+                    .query("versioning", "")
+                    .header("content-type", "application/xml")
+                    .send_for_xml(Body::Bytes(doc.as_bytes()))
+                    .map(Response::done)
+            }
+            Request::GetBucketVersioning { bucket } => {
+                let doc = self
+                    .start(Method::GET, bucket, None)
+                    .query("versioning", "")
+                    .send_for_xml(Body::Empty)?;
+                let what = format_args!("versioning of {bucket}");
+                let c: xml::VersioningConfiguration = xml::parse(&doc, what)?;
+                Ok(Response::Versioning(match c.status.as_deref() {
+                    Some("Enabled") => Versioning::Enabled,
+                    Some("Suspended") => Versioning::Suspended,
+                    _ => Versioning::Off,
+                }))
+            }
+            Request::ListObjectVersions { bucket, list } => {
+                self.fetch_versions(bucket, list).map(Response::Versions)
+            }
+            Request::GetObjectVersion { version: v, range } => {
+                let call = self
+                    .start(Method::GET, v.bucket, Some(v.key))
+                    .query("versionId", v.version_id);
+                let call = match range {
+                    Some(r) => call.header("range", range_header(r)),
+                    None => call,
+                };
+                object_answer(v.key, call.send()?).map(Response::Object)
+            }
+            Request::HeadObjectVersion(v) => {
+                let resp = self
+                    .start(Method::HEAD, v.bucket, Some(v.key))
+                    .query("versionId", v.version_id)
+                    .send()?;
+                object_info(v.key, &resp).map(Response::Info)
+            }
+            Request::DeleteObjectVersion(v) => self
+                .start(Method::DELETE, v.bucket, Some(v.key))
+                .query("versionId", v.version_id)
+                .send()
+                .map(Response::done),
         }
     }
 }
@@ -448,27 +524,62 @@ impl HttpClient {
     }
 
     fn fetch_list_page(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
-        let mut call = self
+        let call = self
             .start(Method::GET, bucket, None)
-            .query("list-type", "2")
-            .query("encoding-type", "url");
-        if !req.prefix.is_empty() {
-            call = call.query("prefix", &req.prefix);
-        }
-        if let Some(d) = &req.delimiter {
-            call = call.query("delimiter", d);
-        }
-        if let Some(s) = &req.start_after {
-            call = call.query("start-after", s);
-        }
-        if let Some(t) = &req.continuation_token {
-            call = call.query("continuation-token", t);
-        }
-        if req.max_keys > 0 {
-            call = call.query("max-keys", req.max_keys.to_string());
-        }
-        let doc = call.send_for_xml(Body::Empty)?;
+            .query("list-type", "2");
+        let page = (req.prefix.as_str(), req.delimiter.as_deref(), req.max_keys);
+        let after = ("start-after", req.start_after.as_deref());
+        let token = ("continuation-token", req.continuation_token.as_deref());
+        let doc = listing_query(call, page, [after, token]).send_for_xml(Body::Empty)?;
         list_page(xml::parse(&doc, format_args!("list {bucket}"))?)
+    }
+
+    fn fetch_versions(&self, bucket: &str, req: &VersionsRequest) -> Result<VersionsPage> {
+        let call = self.start(Method::GET, bucket, None).query("versions", "");
+        let page = (req.prefix.as_str(), req.delimiter.as_deref(), req.max_keys);
+        let key = ("key-marker", req.key_marker.as_deref());
+        let version = ("version-id-marker", req.version_id_marker.as_deref());
+        let doc = listing_query(call, page, [key, version]).send_for_xml(Body::Empty)?;
+        let list: xml::ListVersions = xml::parse(&doc, format_args!("versions in {bucket}"))?;
+        let mut page = VersionsPage::default();
+        for child in list.children {
+            match child {
+                xml::VersionsChild::Version(_) | xml::VersionsChild::DeleteMarker(_) => {
+                    let (v, marker) = match child {
+                        xml::VersionsChild::DeleteMarker(v) => (v, true),
+                        xml::VersionsChild::Version(v) => (v, false),
+                        _ => unreachable!("matched as a version or a marker"),
+                    };
+                    let last_modified = parse_time(&v.last_modified)?;
+                    let key = xml::url_decode(&v.key);
+                    let info = (!marker).then(|| {
+                        let mut info = ObjectInfo::new(key.clone(), v.size, last_modified, v.etag);
+                        info.version_id = Some(v.version_id.clone());
+                        info
+                    });
+                    page.versions.push((
+                        key,
+                        KeyVersion {
+                            version_id: v.version_id,
+                            is_latest: v.is_latest,
+                            delete_marker: marker,
+                            last_modified,
+                            info,
+                        },
+                    ));
+                }
+                xml::VersionsChild::CommonPrefixes(p) => {
+                    page.common_prefixes.push(xml::url_decode(&p.prefix))
+                }
+                xml::VersionsChild::IsTruncated(t) => page.is_truncated = t,
+                xml::VersionsChild::NextKeyMarker(k) => {
+                    page.next_key_marker = Some(xml::url_decode(&k))
+                }
+                xml::VersionsChild::NextVersionIdMarker(v) => page.next_version_id_marker = Some(v),
+                xml::VersionsChild::Other => {}
+            }
+        }
+        Ok(page)
     }
 
     fn fetch_tags(&self, bucket: &str, key: &str) -> Result<Tags> {

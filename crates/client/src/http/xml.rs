@@ -105,6 +105,55 @@ pub struct CommonPrefix {
     pub prefix: String,
 }
 
+/// ListObjectVersions (`<ListVersionsResult>`): its children in document
+/// order, so versions and delete markers keep their places.
+#[derive(Deserialize)]
+pub struct ListVersions {
+    #[serde(rename = "$value", default)]
+    pub children: Vec<VersionsChild>,
+}
+
+#[derive(Deserialize)]
+pub enum VersionsChild {
+    Version(VersionEntry),
+    DeleteMarker(VersionEntry),
+    CommonPrefixes(CommonPrefix),
+    IsTruncated(bool),
+    NextKeyMarker(String),
+    NextVersionIdMarker(String),
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct VersionEntry {
+    pub key: String,
+    pub version_id: String,
+    #[serde(default)]
+    pub is_latest: bool,
+    #[serde(default)]
+    pub last_modified: String,
+    #[serde(rename = "ETag", default)]
+    pub etag: String,
+    #[serde(default)]
+    pub size: u64,
+}
+
+/// A bucket's versioning (`<VersioningConfiguration>`), both ways.
+#[derive(Serialize, Deserialize, Default)]
+#[serde(rename_all = "PascalCase")]
+pub struct VersioningConfiguration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+impl VersioningConfiguration {
+    pub fn to_xml(&self) -> String {
+        write(self, "VersioningConfiguration")
+    }
+}
+
 /// An object's tags (`<Tagging>`), both ways.
 #[derive(Serialize, Deserialize, Default)]
 #[serde(rename_all = "PascalCase")]
