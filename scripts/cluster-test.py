@@ -529,6 +529,67 @@ class Tests:
         self.report(self.label, "compact-while-used", counts,
                     counts["wrong"] + counts["errors"] + after + (rewritten < 1))
 
+    def t_versions(self):
+        """One key of a versioned bucket written at once from three nodes:
+        every acknowledged write is a version (each read back by its id on
+        another node), exactly one is the latest, and it is what a GET
+        reads on every node; a DELETE then leaves a marker every node
+        sees."""
+        if self.label not in ("embedded", "http"):
+            return  # rpc and libs3 do not carry versions; packed keeps one
+        bucket, key = "xversions", "hot"
+        a = self.agent(self.A)
+        a.call(f"mkb {bucket}")
+        setup = a.call(f"versioning {bucket} enabled")
+        n = self.n(30, 10)
+        acked, lock, first = set(), threading.Lock(), []
+
+        def writer(node):
+            ag = self.agent(node)
+            for i in range(n):
+                tag = f"v{node[-1]}x{i}"
+                r = ag.call(f"put {bucket} {key} 3000 {tag}")
+                with lock:
+                    if r[0] == "ok":
+                        acked.add(tag)
+                    else:
+                        first.append("PUT " + " ".join(r)[:120])
+
+        ths = [threading.Thread(target=writer, args=(nd,)) for nd in (self.A, self.B, self.C)]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+        b, c = self.agent(self.B), self.agent(self.C)
+        listed = c.call(f"versions {bucket} {key}")
+        ids = listed[2:] if listed[0] == "ok" else []
+        latest = [i.rstrip("*") for i in ids if i.endswith("*")]
+        read = {}
+        for vid in ids:
+            g = b.call(f"getv {bucket} {key} {vid.rstrip('*')}")
+            if g[0] == "ok" and g[3] == "1":
+                read[vid.rstrip("*")] = g[1]
+            else:
+                first.append(f"GET version {vid}: " + " ".join(g)[:120])
+        current = {nd: self.agent(nd).call(f"get {bucket} {key}")[1] for nd in (self.A, self.B, self.C)}
+        wrong_current = sum(1 for t in current.values() if not latest or t != read.get(latest[0]))
+        ok_delete = a.call(f"del {bucket} {key}")[0] == "ok"
+        after = b.call(f"versions {bucket} {key}")
+        marker_latest = after[0] == "ok" and len(after) > 2 and after[2].endswith("*!")
+        gone = c.call(f"get {bucket} {key}")
+        counts = {"acked": len(acked), "versions": len(ids), "latest": len(latest),
+                  "read back": len(set(read.values()) & acked),
+                  "GETs not the latest": wrong_current,
+                  "marker after DELETE": int(ok_delete and marker_latest and gone[1] == "NoSuchKey")}
+        if setup[0] != "ok":
+            counts["setup"] = " ".join(setup)[:120]
+        if first:
+            counts["first"] = first[0]
+        bad = (setup[0] != "ok" or len(ids) != len(acked) or len(latest) != 1
+               or set(read.values()) != acked or wrong_current or not counts["marker after DELETE"]
+               or first)
+        self.report(self.label, "versions-3-nodes", counts, bad)
+
     def t_nest(self):
         """A key that becomes a prefix too (PUT p, then p/c) moves into a
         directory of its name; where the file system has no RENAME_EXCHANGE
@@ -1072,7 +1133,7 @@ class Tests:
                  ("listing", self.t_listing), ("concurrent", self.t_concurrent),
                  ("multipart", self.t_multipart), ("dir-handle", self.t_dir_handle),
                  ("kill-sweep", self.t_kill_sweep), ("nest", self.t_nest),
-                 ("compact", self.t_compact)]
+                 ("compact", self.t_compact), ("versions", self.t_versions)]
         http_only = [("mapped-get", self.t_mapped_get), ("if-none-match", self.t_if_none_match)]
         # On a packed bucket: what its records must hold across nodes.
         packed = {"read-after-write", "delete", "listing", "concurrent", "multipart", "if-none-match"}

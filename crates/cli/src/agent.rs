@@ -18,12 +18,17 @@
 //! - `mpc B K` → `ok ID`; `mpp B K ID N SIZE TAG` → `ok ETAG`;
 //!   `mpd B K ID N:ETAG,...` → `ok ETAG`
 //! - `sweep AGE_SECS` (embedded only) → `ok REMOVED`
+//! - `versioning B enabled|suspended` → `ok`; `versions B K` → `ok N
+//!   ID[*][!]...` (the latest first, `*` the latest, `!` a delete marker);
+//!   `getv B K ID` → `ok TAG SIZE INTACT(0|1)`
 
 use anyhow::Context;
 use clap::Args;
 use md5::{Digest, Md5};
 use s3hpc_client::{EmbeddedClient, HttpClient, S3Client};
-use s3hpc_store::{ListRequest, PutBody, PutOptions, S3Error, Store, StoreConfig};
+use s3hpc_store::{
+    ListRequest, PutBody, PutOptions, S3Error, Store, StoreConfig, Versioning, VersionsRequest,
+};
 use std::io::{BufRead, Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
@@ -180,6 +185,49 @@ fn run_one(c: &dyn S3Client, store: Option<&Store>, line: &str) -> Result<String
                 md5_match as u8,
                 intact as u8
             )
+        }
+        "versioning" => {
+            let state = match arg(2)? {
+                "enabled" => Versioning::Enabled,
+                "suspended" => Versioning::Suspended,
+                _ => return Err("err BadCommand enabled or suspended".into()),
+            };
+            c.put_bucket_versioning(arg(1)?, state).map_err(err)?;
+            "ok".into()
+        }
+        "versions" => {
+            let mut req = VersionsRequest {
+                prefix: arg(2)?.to_string(),
+                ..Default::default()
+            };
+            let mut ids = Vec::new();
+            loop {
+                let page = c.list_object_versions(arg(1)?, &req).map_err(err)?;
+                for (key, v) in page.versions {
+                    if key == arg(2)? {
+                        let latest = if v.is_latest { "*" } else { "" };
+                        let marker = if v.delete_marker { "!" } else { "" };
+                        ids.push(format!("{}{latest}{marker}", v.version_id));
+                    }
+                }
+                if !page.is_truncated {
+                    break;
+                }
+                req.key_marker = page.next_key_marker;
+                req.version_id_marker = page.next_version_id_marker;
+            }
+            format!("ok {} {}", ids.len(), ids.join(" "))
+        }
+        "getv" => {
+            let mut g = c
+                .get_object_version(arg(1)?, arg(2)?, arg(3)?, None)
+                .map_err(err)?;
+            let mut data = Vec::with_capacity(g.length as usize);
+            g.body
+                .read_to_end(&mut data)
+                .map_err(|e| format!("err ReadFailed {e}"))?;
+            let (tag, intact) = check(&data);
+            format!("ok {tag} {} {}", data.len(), intact as u8)
         }
         "list" => {
             let prefix = match arg(2)? {
