@@ -36,7 +36,7 @@ impl Store {
         if cond.is_none() {
             return self.delete_object(bucket, key);
         }
-        if self.versioning_of(bucket) != crate::Versioning::Off {
+        if self.versioning_of(bucket)? != crate::Versioning::Off {
             return Err(s3err!(
                 NotImplemented,
                 "{bucket}/{key}: conditional deletes (If-Match, size, time) in a bucket with \

@@ -523,7 +523,7 @@ impl Store {
         }
         let kp = split_key(key);
         let rel = dir_rel(bucket, kp.dir);
-        let state = self.versioning_of(bucket);
+        let state = self.versioning_of(bucket)?;
         let mut marker = None;
         if state != crate::Versioning::Off {
             // The marker first: the version it hides keeps its name.

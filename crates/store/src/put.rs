@@ -622,6 +622,14 @@ impl Store {
                 return Err(e);
             }
         };
+        if let Some(k) = kept {
+            let sync = self.config.durability == Durability::Fsync;
+            let versions = k.published()?;
+            if sync {
+                // The version's name, as durable as the object's.
+                fsync(&versions).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
+            }
+        }
         if self.config.durability == Durability::Fsync {
             self.sync_dir(&dirfd, bucket, key)?;
         }

@@ -331,3 +331,72 @@ fn a_null_marker_made_after_versions_is_the_latest() {
         Some(NULL_VERSION)
     );
 }
+
+#[test]
+fn a_refused_write_of_a_suspended_bucket_keeps_the_null_version() {
+    let env = enabled();
+    env.store
+        .put_bucket_versioning(BUCKET, Versioning::Suspended)
+        .unwrap();
+    env.put("k", b"null one");
+    let create_only = PutOptions {
+        condition: WriteCondition::IfNoneMatch,
+        ..Default::default()
+    };
+    let r = env
+        .store
+        .put_object(BUCKET, "k", PutBody::Bytes(b"refused"), &create_only);
+    assert_eq!(code(r), ErrorCode::PreconditionFailed);
+    assert_eq!(read_version(&env, "k", NULL_VERSION), b"null one");
+    assert_eq!(history(&env, "k"), vec![(NULL_VERSION.into(), true, false)]);
+}
+
+#[test]
+fn folder_keys_and_files_replaced_outside_s3_keep_their_versions() {
+    let env = enabled();
+    env.put("a/", b"");
+    env.put("a/", b"folder");
+    let whole = env
+        .store
+        .list_object_versions(BUCKET, &VersionsRequest::default())
+        .unwrap();
+    let keys: Vec<&str> = whole.versions.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["a/", "a/"]);
+    // A null version, then a file put in its place by a POSIX tool (a new
+    // inode, no id): the next write keeps that file as the null version.
+    env.store
+        .put_bucket_versioning(BUCKET, Versioning::Suspended)
+        .unwrap();
+    env.put("p", b"null by s3");
+    let tmp = env.path("p.new");
+    std::fs::write(&tmp, b"by posix").unwrap();
+    std::fs::rename(&tmp, env.path("p")).unwrap();
+    env.store
+        .put_bucket_versioning(BUCKET, Versioning::Enabled)
+        .unwrap();
+    env.put("p", b"versioned");
+    assert_eq!(read_version(&env, "p", NULL_VERSION), b"by posix");
+    assert_eq!(env.get("p"), b"versioned");
+}
+
+#[test]
+fn a_packed_bucket_lists_its_objects_as_null_versions() {
+    let env = Env::new();
+    env.store.create_bucket("packed").unwrap();
+    env.store.pack_bucket("packed").unwrap();
+    put(&env.store, "packed", "x", b"small");
+    let page = env
+        .store
+        .list_object_versions("packed", &VersionsRequest::default())
+        .unwrap();
+    assert_eq!(page.versions.len(), 1);
+    assert_eq!(page.versions[0].1.version_id, NULL_VERSION);
+    assert!(page.versions[0].1.is_latest);
+    let mut got = env
+        .store
+        .get_object_version("packed", "x", NULL_VERSION, None)
+        .unwrap();
+    let mut body = Vec::new();
+    got.body.read_to_end(&mut body).unwrap();
+    assert_eq!(body, b"small");
+}

@@ -338,12 +338,10 @@ pub(super) async fn delete_objects(
                 Ok(_) if quiet => {}
                 Ok(d) => deleted.push(DeletedObject {
                     key: Some(o.key),
-                    version_id: o.version_id.clone().or(d.version_id.clone()),
+                    // As AWS: the version asked for; a marker's id apart.
+                    version_id: o.version_id,
                     delete_marker: d.delete_marker,
-                    delete_marker_version_id: d
-                        .delete_marker
-                        .and(o.version_id.is_none().then_some(()))
-                        .and(d.version_id),
+                    delete_marker_version_id: d.delete_marker.and(d.version_id),
                 }),
                 // The version asked for is echoed, as S3 does: clients
                 // retry or inspect an error by key and version.

@@ -8,6 +8,7 @@ use super::*;
 use crate::fscalls::{fstat, mkdirat, openat, renameat, unlinkat};
 use crate::meta::{self, StoredMeta};
 use crate::names::SELF_ENTRY;
+use crate::ErrorCode;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::collections::HashMap;
@@ -22,16 +23,47 @@ const RECHECK: Duration = Duration::from_secs(1);
 pub(crate) struct States(pub(super) std::sync::Mutex<HashMap<String, (Versioning, Instant)>>);
 
 /// The entry a write made for its new version: removed if the write
-/// fails before its file is published.
+/// fails before its file is published. A `null` version is linked under a
+/// temporary name first and replaces the previous `null` only once the
+/// write is published ([`Kept::published`]): a refused write never costs
+/// the version it would have replaced.
 pub(crate) struct Kept {
     versions: OwnedFd,
-    entry: String,
+    /// The name it has now (the entry's, or a temporary one).
+    name: String,
+    /// The entry's name, once published, where it is a `null` version.
+    then: Option<(String, String)>,
 }
 
 impl Kept {
     pub fn undo(self) {
-        let _ = unlinkat(&self.versions, self.entry.as_str(), AtFlags::empty());
+        let _ = unlinkat(&self.versions, self.name.as_str(), AtFlags::empty());
     }
+
+    /// The write is published: a `null` version takes its name (and any
+    /// null marker goes). Returns the versions directory (to sync).
+    pub fn published(self) -> Result<OwnedFd> {
+        if let Some((entry, marker)) = &self.then {
+            replace_entry(&self.versions, &self.name, entry)?;
+            let _ = unlinkat(&self.versions, marker.as_str(), AtFlags::empty());
+        }
+        Ok(self.versions)
+    }
+}
+
+/// Renames `tmp` over `entry` in `versions` (removing `tmp` on failure).
+fn replace_entry(versions: &OwnedFd, tmp: &str, entry: &str) -> Result<()> {
+    if let Err(e) = renameat(versions, tmp, versions, entry) {
+        let _ = unlinkat(versions, tmp, AtFlags::empty());
+        return Err(io_err(e, &format!("{VERSIONS_DIR}/{entry}")));
+    }
+    Ok(())
+}
+
+/// A temporary name in a versions directory: hidden (not an entry), and
+/// short whatever the key's name.
+fn temp_name() -> String {
+    format!(".{}", new_version_id())
 }
 
 fn io_err(e: Errno, what: &str) -> S3Error {
@@ -41,27 +73,40 @@ fn io_err(e: Errno, what: &str) -> S3Error {
 impl Store {
     /// The bucket's versioning as this process last read it (at most a
     /// second ago: every process follows a change within a second).
-    pub(crate) fn versioning_of(&self, bucket: &str) -> Versioning {
-        if let Some((v, at)) = self.versionings.0.lock().unwrap().get(bucket) {
+    pub(crate) fn versioning_of(&self, bucket: &str) -> Result<Versioning> {
+        let known = self.versionings.0.lock().unwrap().get(bucket).copied();
+        if let Some((v, at)) = known {
             if at.elapsed() < RECHECK {
-                return *v;
+                return Ok(v);
             }
         }
-        // A bucket that cannot be read is written to as unversioned: the
-        // write itself then says what is wrong.
-        let v = self.bucket_versioning(bucket).unwrap_or(Versioning::Off);
-        self.versionings
-            .0
-            .lock()
-            .unwrap()
-            .insert(bucket.to_string(), (v, Instant::now()));
-        v
+        match self.bucket_versioning(bucket) {
+            Ok(v) => {
+                let mut states = self.versionings.0.lock().unwrap();
+                states.insert(bucket.to_string(), (v, Instant::now()));
+                Ok(v)
+            }
+            // Read by someone else before (the state is the bucket's, not
+            // the user's): that, rather than a guess.
+            Err(_) if known.is_some() => Ok(known.unwrap().0),
+            // A missing bucket: the operation says so itself.
+            Err(e) if e.code == ErrorCode::NoSuchBucket => Ok(Versioning::Off),
+            // This user may not read the bucket's directory, and no one has
+            // yet: a write could displace a version unnamed, so none.
+            Err(e) => Err(s3err!(
+                AccessDenied,
+                "bucket {bucket:?}: whether it keeps versions cannot be read ({}); a \
+                 request by a user who may read the bucket's directory reads it for \
+                 a second",
+                e.message
+            )),
+        }
     }
 
     /// The version id a new object at `key` gets: None where the bucket
     /// never had versioning, `null` where it is suspended.
     pub(crate) fn new_write_version(&self, bucket: &str, key: &str) -> Result<Option<String>> {
-        match self.versioning_of(bucket) {
+        match self.versioning_of(bucket)? {
             Versioning::Off => Ok(None),
             Versioning::Suspended => Ok(Some(NULL_VERSION.to_string())),
             Versioning::Enabled => {
@@ -100,24 +145,29 @@ impl Store {
         }
         .file_name();
         if id == NULL_VERSION {
-            // Suspended: replaces the null version (and any null marker).
-            let tmp = format!(".{entry}.{}", new_version_id());
+            // Suspended: replaces the null version (and any null marker)
+            // once published.
+            let tmp = temp_name();
             crate::put::link_fd(fd, versions.as_fd(), &tmp).map_err(|e| io_err(e, &what()))?;
-            if let Err(e) = renameat(&versions, tmp.as_str(), &versions, entry.as_str()) {
-                let _ = unlinkat(&versions, tmp.as_str(), AtFlags::empty());
-                return Err(io_err(e, &what()));
-            }
             let marker = VersionEntry {
                 name,
                 id,
                 marker: true,
-            };
-            let _ = unlinkat(&versions, marker.file_name().as_str(), AtFlags::empty());
-        } else {
-            self.keep_unnamed(dir, &versions, name)?;
-            crate::put::link_fd(fd, versions.as_fd(), &entry).map_err(|e| io_err(e, &what()))?;
+            }
+            .file_name();
+            return Ok(Kept {
+                versions,
+                name: tmp,
+                then: Some((entry, marker)),
+            });
         }
-        Ok(Kept { versions, entry })
+        self.keep_unnamed(dir, &versions, name)?;
+        crate::put::link_fd(fd, versions.as_fd(), &entry).map_err(|e| io_err(e, &what()))?;
+        Ok(Kept {
+            versions,
+            name: entry,
+            then: None,
+        })
     }
 
     /// Before `name` in `dir` is deleted where versioning is on (`state`
@@ -214,8 +264,20 @@ impl Store {
         .file_name();
         match crate::put::link_fd(&fd, versions.as_fd(), &null) {
             Ok(()) => Ok(()),
-            // Kept already (by another writer, or at an earlier write).
-            Err(Errno::EXIST) => Ok(()),
+            Err(Errno::EXIST) => {
+                let kept = rustix::fs::statat(versions, null.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|e| e.st_ino == st.st_ino && e.st_dev == st.st_dev);
+                if kept {
+                    // By another writer, or at an earlier write.
+                    return Ok(());
+                }
+                // An older null (this object replaced it unversioned, from
+                // a process that had not seen versioning on yet, or by a
+                // POSIX tool): this one is the null version now.
+                let tmp = temp_name();
+                crate::put::link_fd(&fd, versions.as_fd(), &tmp).map_err(|e| io_err(e, &what()))?;
+                replace_entry(versions, &tmp, &null)
+            }
             Err(Errno::PERM) => Err(s3err!(
                 AccessDenied,
                 "{name}: the object there (uid {}) was written before versioning and must be \
@@ -226,6 +288,33 @@ impl Store {
             Err(e) => Err(io_err(e, &what())),
         }
     }
+}
+
+/// The `stat` of the object at `name` in `dir` (a key that is also a
+/// prefix: its self-entry), which needs no permission on the file: what a
+/// listing compares with the versions' inodes.
+pub(super) fn current_stat(
+    dir: BorrowedFd<'_>,
+    name: &str,
+) -> rustix::io::Result<Option<rustix::fs::Stat>> {
+    let flags = AtFlags::SYMLINK_NOFOLLOW;
+    let st = match crate::fscalls::statat(dir, name, flags) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let st = match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => st,
+        FileType::Directory => {
+            match crate::fscalls::statat(dir, format!("{name}/{SELF_ENTRY}").as_str(), flags) {
+                Ok(st) => st,
+                Err(Errno::NOENT) => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok((FileType::from_raw_mode(st.st_mode) == FileType::RegularFile).then_some(st))
 }
 
 /// The object at a key's path: its file, `stat` and version id (None for

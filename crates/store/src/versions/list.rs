@@ -9,7 +9,7 @@
 
 use super::*;
 use crate::fscalls::{openat, read_dir};
-use crate::names::is_reserved;
+use crate::names::{is_reserved, DIR_ENTRY};
 use rustix::fs::{FileType, Mode, OFlags};
 use std::collections::BTreeSet;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -50,6 +50,9 @@ impl Store {
             n => n.min(1000),
         };
         let mut keys = BTreeSet::new();
+        // A packed bucket keeps one version of each key: its objects.
+        let packed = self.packed(bucket).is_some();
+        let mut objects = std::collections::HashMap::new();
         // The current objects, as a listing gives them.
         let mut list = ListRequest {
             prefix: req.prefix.clone(),
@@ -58,7 +61,12 @@ impl Store {
         };
         loop {
             let page = self.list_objects(bucket, &list)?;
-            keys.extend(page.objects.into_iter().map(|o| o.key));
+            for o in page.objects {
+                keys.insert(o.key.clone());
+                if packed {
+                    objects.insert(o.key.clone(), o);
+                }
+            }
             match page.next_token {
                 Some(t) if page.is_truncated => list.continuation_token = Some(t),
                 _ => break,
@@ -95,7 +103,20 @@ impl Store {
                     continue;
                 }
             }
-            let mut versions = self.list_key_versions(bucket, key)?;
+            let mut versions = match objects.remove(key) {
+                Some(mut info) => {
+                    info.version_id = Some(NULL_VERSION.to_string());
+                    vec![KeyVersion {
+                        version_id: NULL_VERSION.to_string(),
+                        is_latest: true,
+                        delete_marker: false,
+                        last_modified: info.last_modified,
+                        info: Some(info),
+                    }]
+                }
+                None if packed => Vec::new(),
+                None => self.list_key_versions(bucket, key)?,
+            };
             if key == after_key {
                 // Continue after the marker's version.
                 let marker = req.version_id_marker.as_deref().unwrap_or_default();
@@ -149,7 +170,11 @@ fn names_with_versions(dir: BorrowedFd<'_>, path: &str, prefix: &str, keys: &mut
             };
             for v in entries.flatten() {
                 if let Some(v) = v.file_name().to_str().ok().and_then(VersionEntry::parse) {
-                    let key = format!("{path}{}", v.name);
+                    // A folder key (`a/`) is its directory's own entry.
+                    let key = match v.name {
+                        DIR_ENTRY => path.to_string(),
+                        name => format!("{path}{name}"),
+                    };
                     if key.starts_with(prefix) {
                         keys.insert(key);
                     }

@@ -73,6 +73,16 @@ impl Store {
         id: &str,
     ) -> Result<(ObjectInfo, File)> {
         check_args(bucket, key, id)?;
+        if self.packed(bucket).is_some() {
+            // One version of each key: `null`, the object.
+            return match id {
+                NULL_VERSION => self.open_unchecked(bucket, key).map(|(mut info, file)| {
+                    info.version_id = Some(NULL_VERSION.to_string());
+                    (info, file)
+                }),
+                _ => Err(no_such_version(bucket, key, id)),
+            };
+        }
         let kp = split_key(key);
         let what = format!("{bucket}/{key} (version {id})");
         let dir = self.key_dir(bucket, kp.dir, key, id)?;
@@ -134,14 +144,12 @@ impl Store {
             Err(e) if e.code == ErrorCode::NoSuchVersion => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let current = keep::open_current(dir.as_fd(), kp.name)
-            .map_err(|e| io_err(e, &what))?
-            .map(|c| (c.st, c.version));
+        let current = keep::current_stat(dir.as_fd(), kp.name).map_err(|e| io_err(e, &what))?;
         let mut out = Vec::new();
         if let Ok(versions) = self.versions_dir(dir.as_fd(), false) {
             for e in history(&versions, kp.name)? {
                 let is_latest = match &current {
-                    Some((cur, _)) => {
+                    Some(cur) => {
                         !e.marker && cur.st_ino == e.st.st_ino && cur.st_dev == e.st.st_dev
                     }
                     None => false,
@@ -173,8 +181,13 @@ impl Store {
         }
         match &current {
             // The object from before versioning, never displaced.
-            Some((st, None)) if !out.iter().any(|v| v.is_latest) => {
-                let mut info = self.head_object(bucket, key)?;
+            // The object at the path has no entry: written before
+            // versioning, never displaced, so `null`.
+            Some(st) if !out.iter().any(|v| v.is_latest) => {
+                // Its attributes if this user may read them; else its stat's.
+                let mut info = self
+                    .head_object(bucket, key)
+                    .unwrap_or_else(|_| meta::object_info(key, st, None));
                 info.version_id = Some(NULL_VERSION.to_string());
                 out.push(KeyVersion {
                     version_id: NULL_VERSION.to_string(),
@@ -202,6 +215,13 @@ impl Store {
     /// that is a delete marker).
     pub fn delete_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<()> {
         check_args(bucket, key, id)?;
+        if self.packed(bucket).is_some() {
+            // One version of each key: `null`, the object.
+            return match id {
+                NULL_VERSION => self.delete_object(bucket, key),
+                _ => Ok(()),
+            };
+        }
         let kp = split_key(key);
         let what = format!("{bucket}/{key} (version {id})");
         let dir = match self.key_dir(bucket, kp.dir, key, id) {
@@ -295,7 +315,7 @@ impl Store {
     /// is one (for the `x-amz-delete-marker` of a GET or HEAD that finds
     /// no object); None where the bucket never had versioning.
     pub fn latest_delete_marker(&self, bucket: &str, key: &str) -> Option<String> {
-        if self.versioning_of(bucket) == Versioning::Off {
+        if self.versioning_of(bucket).unwrap_or(Versioning::Off) == Versioning::Off {
             return None;
         }
         let history = self.list_key_versions(bucket, key).ok()?;
@@ -325,7 +345,8 @@ impl Store {
         }
         // Linked under a temporary name, then renamed onto the key only if
         // nothing is there: a PUT that published meanwhile stays current.
-        let tmp = format!(".{file}.{}", new_version_id());
+        // Hidden from listings, and short whatever the key's name.
+        let tmp = format!(".s3hpc-restore.{}", new_version_id());
         match linkat(versions, file.as_str(), dir, tmp.as_str(), AtFlags::empty()) {
             Ok(()) => {}
             Err(Errno::PERM) => {
