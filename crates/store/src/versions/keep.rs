@@ -93,13 +93,15 @@ impl Store {
             Err(e) if e.code == ErrorCode::NoSuchBucket => Ok(Versioning::Off),
             // This user may not read the bucket's directory, and no one has
             // yet: a write could displace a version unnamed, so none.
-            Err(e) => Err(s3err!(
+            Err(e) if e.code == ErrorCode::AccessDenied => Err(s3err!(
                 AccessDenied,
                 "bucket {bucket:?}: whether it keeps versions cannot be read ({}); a \
                  request by a user who may read the bucket's directory reads it for \
                  a second",
                 e.message
             )),
+            // Not a bucket (a symlink, ...): as the operation would answer.
+            Err(e) => Err(e),
         }
     }
 
