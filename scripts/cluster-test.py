@@ -534,14 +534,17 @@ class Tests:
         per node; 9 with --quick) on three nodes: every acknowledged write
         is a version (each read back by its id on another node), exactly
         one is the latest, and it is what a GET reads on every node; a
-        DELETE then leaves a marker every node sees."""
+        DELETE then leaves a marker every node sees. On GlusterFS one
+        writer per node: more renames onto one name at once deadlock its
+        bricks (gluster/glusterfs#3089, 9 writers did), whatever the
+        layout."""
         if self.label not in ("embedded", "http"):
             return  # rpc and libs3 do not carry versions; packed keeps one
         bucket, key = "xversions", "hot"
         a = self.agent(self.A)
         a.call(f"mkb {bucket}")
         setup = a.call(f"versioning {bucket} enabled")
-        n, per_node = self.n(10, 4), self.n(7, 3)
+        n, per_node = self.n(10, 4), 1 if self.fs == "glusterfs" else self.n(7, 3)
         acked, lock, first = set(), threading.Lock(), []
 
         def writer(node, w):
