@@ -50,8 +50,11 @@ impl Store {
             n => n.min(1000),
         };
         let mut keys = BTreeSet::new();
-        // A packed bucket keeps one version of each key: its objects.
-        let packed = self.packed(bucket).is_some();
+        // A packed bucket keeps one version of each key: its objects; so
+        // does a bucket that never had versioning (no versions directory
+        // is made before it is enabled), at a listing's cost.
+        let one_each = self.packed(bucket).is_some()
+            || self.versioning_of(bucket).unwrap_or(Versioning::Enabled) == Versioning::Off;
         let mut objects = std::collections::HashMap::new();
         // The current objects, as a listing gives them.
         let mut list = ListRequest {
@@ -63,7 +66,7 @@ impl Store {
             let page = self.list_objects(bucket, &list)?;
             for o in page.objects {
                 keys.insert(o.key.clone());
-                if packed {
+                if one_each {
                     objects.insert(o.key.clone(), o);
                 }
             }
@@ -74,10 +77,12 @@ impl Store {
         }
         // Keys whose latest version is a marker have no object: their
         // names are only among the versions.
-        let root = self
-            .open_listing(bucket)
-            .map_err(|e| S3Error::from_io(&e, &format!("bucket {bucket}")))?;
-        names_with_versions(root.as_fd(), "", &req.prefix, &mut keys);
+        if !one_each {
+            let root = self
+                .open_listing(bucket)
+                .map_err(|e| S3Error::from_io(&e, &format!("bucket {bucket}")))?;
+            names_with_versions(root.as_fd(), "", &req.prefix, &mut keys);
+        }
 
         let mut page = VersionsPage::default();
         let mut count = 0;
@@ -114,7 +119,7 @@ impl Store {
                         info: Some(info),
                     }]
                 }
-                None if packed => Vec::new(),
+                None if one_each => Vec::new(),
                 None => self.list_key_versions(bucket, key)?,
             };
             if key == after_key {
