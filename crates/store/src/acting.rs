@@ -252,14 +252,14 @@ forward! {
         range: Option<ByteRange>,
     ) -> Result<GetResult>;
     fn head_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<ObjectInfo>;
-    fn delete_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<()>;
+    fn delete_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<bool>;
     fn delete_object_version_if(
         &self,
         bucket: &str,
         key: &str,
         id: &str,
         cond: &DeleteCondition,
-    ) -> Result<()>;
+    ) -> Result<bool>;
     fn list_object_versions(&self, bucket: &str, req: &VersionsRequest) -> Result<VersionsPage>;
     fn put_object(&self, bucket: &str, key: &str, body: PutBody<'_>, opts: &PutOptions) -> Result<String>;
     fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetResult>;

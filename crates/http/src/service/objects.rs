@@ -238,13 +238,7 @@ fn delete_one(
 ) -> s3hpc_store::Result<Deleted> {
     match version.filter(|v| !v.is_empty()) {
         Some(v) => {
-            // Whether it was a marker, told before it is gone.
             let marker = engine
-                .store
-                .head_object_version(bucket, key, v)
-                .err()
-                .is_some_and(|e| e.code == s3hpc_store::ErrorCode::MethodNotAllowed);
-            engine
                 .store
                 .delete_object_version_if(bucket, key, v, cond)?;
             Ok(Deleted {

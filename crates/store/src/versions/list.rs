@@ -109,16 +109,7 @@ impl Store {
                 }
             }
             let mut versions = match objects.remove(key) {
-                Some(mut info) => {
-                    info.version_id = Some(NULL_VERSION.to_string());
-                    vec![KeyVersion {
-                        version_id: NULL_VERSION.to_string(),
-                        is_latest: true,
-                        delete_marker: false,
-                        last_modified: info.last_modified,
-                        info: Some(info),
-                    }]
-                }
+                Some(info) => vec![KeyVersion::null_latest(info)],
                 None if one_each => Vec::new(),
                 None => self.list_key_versions(bucket, key)?,
             };

@@ -23,6 +23,21 @@ pub struct KeyVersion {
     pub info: Option<ObjectInfo>,
 }
 
+impl KeyVersion {
+    /// The object at a key's path as its only `null` version, the latest
+    /// (written before versioning, or in a bucket that keeps one version).
+    pub(super) fn null_latest(mut info: ObjectInfo) -> KeyVersion {
+        info.version_id = Some(NULL_VERSION.to_string());
+        KeyVersion {
+            version_id: NULL_VERSION.to_string(),
+            is_latest: true,
+            delete_marker: false,
+            last_modified: info.last_modified,
+            info: Some(info),
+        }
+    }
+}
+
 fn io_err(e: Errno, what: &str) -> S3Error {
     S3Error::from_io(&e.into(), what)
 }
@@ -185,17 +200,10 @@ impl Store {
             // versioning, never displaced, so `null`.
             Some(st) if !out.iter().any(|v| v.is_latest) => {
                 // Its attributes if this user may read them; else its stat's.
-                let mut info = self
+                let info = self
                     .head_object(bucket, key)
                     .unwrap_or_else(|_| meta::object_info(key, st, None));
-                info.version_id = Some(NULL_VERSION.to_string());
-                out.push(KeyVersion {
-                    version_id: NULL_VERSION.to_string(),
-                    is_latest: true,
-                    delete_marker: false,
-                    last_modified: meta::mtime(st),
-                    info: Some(info),
-                });
+                out.push(KeyVersion::null_latest(info));
             }
             Some(_) => {}
             // No object at the path: a newest marker is the latest.
@@ -212,14 +220,14 @@ impl Store {
 
     /// Removes version `id` of `key` for good. If it was the latest, the
     /// next newest version becomes the object at the key's path (none if
-    /// that is a delete marker).
-    pub fn delete_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<()> {
+    /// that is a delete marker). Returns whether it was a delete marker.
+    pub fn delete_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<bool> {
         check_args(bucket, key, id)?;
         if self.packed(bucket).is_some() {
             // One version of each key: `null`, the object.
             return match id {
-                NULL_VERSION => self.delete_object(bucket, key),
-                _ => Ok(()),
+                NULL_VERSION => self.delete_object(bucket, key).map(|()| false),
+                _ => Ok(false),
             };
         }
         let kp = split_key(key);
@@ -227,7 +235,7 @@ impl Store {
         let dir = match self.key_dir(bucket, kp.dir, key, id) {
             Ok(d) => d,
             // Deleting a version that does not exist succeeds, as in S3.
-            Err(e) if e.code == ErrorCode::NoSuchVersion => return Ok(()),
+            Err(e) if e.code == ErrorCode::NoSuchVersion => return Ok(false),
             Err(e) => return Err(e),
         };
         let versions = match self.versions_dir(dir.as_fd(), false) {
@@ -240,6 +248,7 @@ impl Store {
             .map(|c| (c.st, c.version));
         let mut was_latest = false;
         let mut removed = false;
+        let mut was_marker = false;
         if let Some(versions) = &versions {
             for marker in [false, true] {
                 let file = VersionEntry {
@@ -253,11 +262,16 @@ impl Store {
                     Err(Errno::NOENT) => continue,
                     Err(e) => return Err(io_err(e, &what)),
                 };
-                let newest = self.newest_entry(versions, kp.name)?;
                 was_latest = match &cur_st {
                     Some((c, _)) => !marker && c.st_ino == st.st_ino && c.st_dev == st.st_dev,
-                    None => marker && newest.as_deref() == Some(file.as_str()),
+                    // No object at the path: a marker is the latest if it
+                    // is the newest entry.
+                    None if marker => {
+                        self.newest_entry(versions, kp.name)?.as_deref() == Some(file.as_str())
+                    }
+                    None => false,
                 };
+                was_marker |= marker;
                 unlinkat(versions, file.as_str(), AtFlags::empty())
                     .map_err(|e| io_err(e, &what))?;
                 removed = true;
@@ -267,7 +281,7 @@ impl Store {
             // `null` with no entry: the object at the path, if it has no id.
             match &cur_st {
                 Some((_, None)) if id == NULL_VERSION => was_latest = true,
-                _ => return Ok(()),
+                _ => return Ok(false),
             }
         }
         if was_latest {
@@ -282,7 +296,7 @@ impl Store {
         if unlinkat(dir.as_fd(), VERSIONS_DIR, AtFlags::REMOVEDIR).is_ok() {
             self.prune(bucket, kp.dir);
         }
-        Ok(())
+        Ok(was_marker)
     }
 
     /// [`Store::delete_object_version`] if `cond` holds for that version
@@ -296,7 +310,7 @@ impl Store {
         key: &str,
         id: &str,
         cond: &DeleteCondition,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         if !cond.is_none() {
             match self.head_object_version(bucket, key, id) {
                 Ok(info) => crate::delete_if::check(bucket, key, cond, &info)?,
@@ -318,9 +332,16 @@ impl Store {
         if self.versioning_of(bucket).unwrap_or(Versioning::Off) == Versioning::Off {
             return None;
         }
-        let history = self.list_key_versions(bucket, key).ok()?;
-        let latest = history.into_iter().next()?;
-        (latest.is_latest && latest.delete_marker).then_some(latest.version_id)
+        validate_key(key).ok()?;
+        let kp = split_key(key);
+        let dir = self.key_dir(bucket, kp.dir, key, "").ok()?;
+        // An object at the path is the latest; else the newest entry.
+        if keep::current_stat(dir.as_fd(), kp.name).ok()?.is_some() {
+            return None;
+        }
+        let versions = self.versions_dir(dir.as_fd(), false).ok()?;
+        let newest = history(&versions, kp.name).ok()?.into_iter().next()?;
+        newest.marker.then_some(newest.id)
     }
 
     /// The file name of `name`'s newest entry among `versions`.
