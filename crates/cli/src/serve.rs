@@ -134,6 +134,11 @@ pub struct ServeArgs {
     /// least half dead records (one compaction per bucket on any node).
     #[arg(long, default_value_t = STALE_AGE.as_secs())]
     sweep_age: u64,
+    /// The length of a lifecycle rule's day, in seconds. Rules are applied
+    /// in the background every 1/24 of it (at least every second); tests
+    /// shorten it, as RGW's rgw_lc_debug_interval does.
+    #[arg(long, value_name = "SECONDS", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..))]
+    lifecycle_day: u64,
 }
 
 /// The share of dead records that makes the sweep compact a closed pack.
@@ -141,6 +146,44 @@ const SWEEP_COMPACT_GARBAGE: f64 = 0.5;
 
 /// The share of one thread's time the background sweep may take.
 const SWEEP_SHARE: f64 = 0.25;
+
+/// Applies buckets' lifecycle rules on a thread of its own, every 1/24 of a
+/// rule's day; each bucket's turn in a period goes to one server of those
+/// sharing the file system (see `s3hpc_store::lifecycle`).
+fn background_lifecycle(
+    store: Arc<Store>,
+    day: Duration,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<std::thread::JoinHandle<()>> {
+    let period = (day / 24).max(Duration::from_secs(1));
+    let spawned = std::thread::Builder::new()
+        .name("lifecycle".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let started = Instant::now();
+                let clock = s3hpc_store::LifecycleClock {
+                    now: std::time::SystemTime::now(),
+                    day,
+                };
+                match store.apply_lifecycles(clock, period, SWEEP_SHARE) {
+                    Ok(d) if d != Default::default() => crate::say!(
+                        "s3hpc serve: lifecycle: {} expired, {} noncurrent versions and \
+                         markers removed, {} uploads aborted, {} kept by object lock",
+                        d.expired,
+                        d.removed,
+                        d.aborted,
+                        d.locked
+                    ),
+                    Ok(_) => {}
+                    Err(e) => crate::say!("s3hpc serve: applying lifecycle rules failed: {e}"),
+                }
+                while started.elapsed() < period && !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        });
+    spawned.context("starting the lifecycle thread")
+}
 
 /// Sweeps the data root on a thread of its own (see `s3hpc_store::sweep`)
 /// and says what it removed.
@@ -413,6 +456,11 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         listening.join(", ")
     );
     let sweep_stop = Arc::new(AtomicBool::new(false));
+    let lifecycle = background_lifecycle(
+        store.clone(),
+        Duration::from_secs(a.lifecycle_day),
+        sweep_stop.clone(),
+    )?;
     let sweeper = background_sweep(store, Duration::from_secs(a.sweep_age), sweep_stop.clone())?;
     while stop.requested().is_none() {
         std::thread::sleep(Duration::from_millis(50));
@@ -427,6 +475,7 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
         g.stop();
     }
     let _ = sweeper.join();
+    let _ = lifecycle.join();
     if let Some(h) = http {
         h.shutdown().context("stopping the HTTP server")?;
     }

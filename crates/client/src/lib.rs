@@ -371,6 +371,18 @@ pub fn refuse_condition(transport: &str, cond: &WriteCondition) -> Result<()> {
     ))
 }
 
+/// Refuses an object lock a transport cannot carry: a version written
+/// without it could be deleted, which the caller asked to prevent.
+pub fn refuse_lock(transport: &str, opts: &PutOptions) -> Result<()> {
+    if opts.retention.is_none() && opts.legal_hold.is_none() {
+        return Ok(());
+    }
+    Err(not_carried(
+        transport,
+        "object lock retention or legal hold",
+    ))
+}
+
 /// Reads a whole GET body into `buf`, which must be exactly the object's
 /// length; a short or long body is an IncompleteBody error. Used where the
 /// caller knows the size (benchmarks reading back what they wrote).

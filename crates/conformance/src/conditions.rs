@@ -38,6 +38,7 @@ pub(crate) fn conditional_delete(c: &dyn S3Client, b: &str) {
         etag: etag.map(str::to_string),
         size,
         last_modified: t,
+        ..Default::default()
     };
     put(c, b, "probe", b"x");
     let r = c.delete_object_if(b, "probe", &cond(Some("*"), None, None));

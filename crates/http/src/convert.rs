@@ -71,6 +71,7 @@ pub fn delete_condition(
         etag: etag.map(|e| if e == "*" { e.to_string() } else { quote(e) }),
         last_modified: last_modified.map(|t| time::OffsetDateTime::from(t).into()),
         size,
+        bypass_governance: false,
     })
 }
 

@@ -10,8 +10,7 @@
 //! Headers asking for what s3hpc cannot give are refused too, rather than
 //! answered 200 with the promise broken: server-side encryption with a
 //! customer's or a KMS key (the object would be stored in the clear and
-//! served without the key), and object-lock retention on a PUT (no bucket
-//! here has object lock, and S3 refuses it on such a bucket).
+//! served without the key).
 
 use hyper::{HeaderMap, Method, StatusCode};
 use s3s::S3Result;
@@ -83,22 +82,6 @@ pub fn refuse(method: &Method, uri: &hyper::Uri, headers: &HeaderMap) -> S3Resul
             )));
         }
     }
-    for h in [
-        "x-amz-object-lock-mode",
-        "x-amz-object-lock-retain-until-date",
-        "x-amz-object-lock-legal-hold",
-    ] {
-        if header(h).is_some() {
-            return Err(crate::convert::coded(
-                "InvalidRequest",
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "Bucket is missing Object Lock Configuration: {h} was sent, but no bucket \
-                     of s3hpc has object lock; send the request without it"
-                ),
-            ));
-        }
-    }
     Ok(())
 }
 
@@ -157,10 +140,5 @@ mod tests {
         );
         let aes = [("x-amz-server-side-encryption", "AES256")];
         assert_eq!(code(Method::PUT, "/b/k", &aes), None);
-        let lock = [("x-amz-object-lock-mode", "GOVERNANCE")];
-        assert_eq!(
-            code(Method::PUT, "/b/k", &lock).as_deref(),
-            Some("InvalidRequest")
-        );
     }
 }

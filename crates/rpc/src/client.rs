@@ -527,6 +527,7 @@ impl S3Client for RemoteClient {
             )?,
             Op::ListBuckets => self.simple(Request::ListBuckets, Body::None)?,
             Op::PutObject(r) => {
+                s3hpc_client::refuse_lock(self.transport(), r.opts)?;
                 let req = Request::PutObject {
                     bucket: r.bucket.into(),
                     key: r.key.into(),
@@ -615,14 +616,17 @@ impl S3Client for RemoteClient {
                 },
                 Body::None,
             )?,
-            Op::CreateMultipartUpload { bucket, key, opts } => self.simple(
-                Request::CreateMultipartUpload {
-                    bucket: bucket.into(),
-                    key: key.into(),
-                    opts: Cow::Borrowed(opts),
-                },
-                Body::None,
-            )?,
+            Op::CreateMultipartUpload { bucket, key, opts } => {
+                s3hpc_client::refuse_lock(self.transport(), opts)?;
+                self.simple(
+                    Request::CreateMultipartUpload {
+                        bucket: bucket.into(),
+                        key: key.into(),
+                        opts: Cow::Borrowed(opts),
+                    },
+                    Body::None,
+                )?
+            }
             Op::UploadPart(r) => {
                 let req = Request::UploadPart {
                     bucket: r.bucket.into(),

@@ -498,6 +498,9 @@ mod tests {
                 }],
                 bucket_owner: 0,
             }),
+            // Not carried (the client refuses them).
+            retention: None,
+            legal_hold: None,
         };
         let put = Request::PutObject {
             bucket: "bk".into(),
@@ -525,6 +528,7 @@ mod tests {
             headers: ObjectHeaders::default(),
             owner: None,
             version_id: None,
+            lock: Default::default(),
         });
         assert_eq!(
             postcard::to_allocvec(&info).unwrap(),

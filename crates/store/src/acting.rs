@@ -261,6 +261,21 @@ forward! {
         cond: &DeleteCondition,
     ) -> Result<bool>;
     fn list_object_versions(&self, bucket: &str, req: &VersionsRequest) -> Result<VersionsPage>;
+    fn bucket_lifecycle(&self, bucket: &str) -> Result<Option<Vec<LifecycleRule>>>;
+    fn put_bucket_lifecycle(&self, bucket: &str, rules: &[LifecycleRule]) -> Result<()>;
+    fn delete_bucket_lifecycle(&self, bucket: &str) -> Result<()>;
+    fn object_lock_configuration(&self, bucket: &str) -> Result<Option<ObjectLockConfig>>;
+    fn put_object_lock_configuration(&self, bucket: &str, config: &ObjectLockConfig) -> Result<()>;
+    fn object_lock_state(&self, bucket: &str, key: &str, id: Option<&str>) -> Result<ObjectLockState>;
+    fn put_object_retention(
+        &self,
+        bucket: &str,
+        key: &str,
+        id: Option<&str>,
+        retention: Option<Retention>,
+        bypass: bool,
+    ) -> Result<()>;
+    fn put_object_legal_hold(&self, bucket: &str, key: &str, id: Option<&str>, on: bool) -> Result<()>;
     fn put_object(&self, bucket: &str, key: &str, body: PutBody<'_>, opts: &PutOptions) -> Result<String>;
     fn get_object(&self, bucket: &str, key: &str, range: Option<ByteRange>) -> Result<GetResult>;
     fn delete_object(&self, bucket: &str, key: &str) -> Result<()>;

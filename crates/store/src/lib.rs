@@ -18,6 +18,7 @@ mod dirs;
 mod error;
 pub mod fscalls;
 pub mod identity;
+mod lifecycle;
 mod list;
 mod meta;
 mod multipart;
@@ -42,6 +43,9 @@ pub use checksum::{
 };
 pub use error::{ErrorCode, Result, S3Error};
 pub use identity::Identity;
+pub use lifecycle::{
+    Expiration, LifecycleClock, LifecycleDone, LifecycleFilter, LifecycleRule, MAX_RULES,
+};
 pub use meta::{validate_tag_set, validate_tags, MAX_TAGS};
 pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
@@ -55,8 +59,9 @@ pub use sweep::SweepPace;
 pub use temp::STALE_AGE;
 pub use types::*;
 pub use versions::{
-    is_version_id, KeyVersion, Versioning, VersionsPage, VersionsRequest, MAX_VERSIONED_NAME,
-    NULL_VERSION, VERSIONS_DIR,
+    is_version_id, KeyVersion, LockMode, ObjectLockConfig, ObjectLockState, Retention,
+    RetentionPeriod, Versioning, VersionsPage, VersionsRequest, MAX_VERSIONED_NAME, NULL_VERSION,
+    VERSIONS_DIR,
 };
 
 use std::os::fd::OwnedFd;

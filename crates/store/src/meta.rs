@@ -48,6 +48,9 @@ pub(crate) struct StoredMeta {
     pub access: Option<crate::PermissionChange>,
     /// The object's version id in a versioned bucket (None: `null`).
     pub version_id: Option<String>,
+    /// Object lock: the version's retention and legal hold.
+    pub retention: Option<crate::Retention>,
+    pub legal_hold: Option<bool>,
 }
 
 /// S3's limits on object tags.
@@ -100,6 +103,9 @@ const TAG_PARTS: u8 = 4;
 const TAG_ACCESS: u8 = 10;
 /// The version id (docs/src/design/versioning.md).
 const TAG_VERSION: u8 = 11;
+/// Object lock: the retention (`MODE MILLIS`) and the legal hold (`ON`, `OFF`).
+const TAG_RETENTION: u8 = 12;
+const TAG_LEGAL_HOLD: u8 = 13;
 /// The standard headers, one record each (the value as sent).
 const HEADER_TAGS: [(u8, &str); 5] = [
     (5, "cache-control"),
@@ -149,6 +155,8 @@ impl StoredMeta {
             headers: opts.headers.clone(),
             access: opts.access.clone(),
             version_id: None,
+            retention: opts.retention,
+            legal_hold: opts.legal_hold,
         })
     }
 
@@ -162,6 +170,8 @@ impl StoredMeta {
             && self.headers.is_empty()
             && self.access.is_none()
             && self.version_id.is_none()
+            && self.retention.is_none()
+            && self.legal_hold.is_none()
     }
 
     /// Length-prefixed fields: version, etag, content type, then pairs.
@@ -203,6 +213,14 @@ impl StoredMeta {
             out.push(TAG_VERSION);
             put_str(&mut out, v);
         }
+        if let Some(r) = &self.retention {
+            out.push(TAG_RETENTION);
+            put_str(&mut out, &r.encode());
+        }
+        if let Some(h) = self.legal_hold {
+            out.push(TAG_LEGAL_HOLD);
+            put_str(&mut out, if h { "ON" } else { "OFF" });
+        }
         out
     }
 
@@ -233,6 +251,8 @@ impl StoredMeta {
         let mut tag_key = None;
         let mut access = None;
         let mut version_id = None;
+        let mut retention = None;
+        let mut legal_hold = None;
         while r.pos < buf.len() {
             let tag = r.take(1)?[0];
             let value = r.string()?;
@@ -248,6 +268,10 @@ impl StoredMeta {
                 access = crate::PermissionChange::decode(&value);
             } else if tag == TAG_VERSION {
                 version_id = Some(value);
+            } else if tag == TAG_RETENTION {
+                retention = crate::Retention::decode(&value);
+            } else if tag == TAG_LEGAL_HOLD {
+                legal_hold = Some(value == "ON");
             } else if let Some((_, name)) = HEADER_TAGS.iter().find(|(t, _)| *t == tag) {
                 if let Some(field) = headers.field_mut(name) {
                     *field = Some(value);
@@ -264,6 +288,8 @@ impl StoredMeta {
             headers,
             access,
             version_id,
+            retention,
+            legal_hold,
         })
     }
 
@@ -339,7 +365,7 @@ impl StoredMeta {
     }
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u16).to_le_bytes());
     out.extend_from_slice(s.as_bytes());
 }
@@ -354,18 +380,24 @@ fn put_opt(out: &mut Vec<u8>, s: Option<&str>) {
     }
 }
 
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf, pos: 0 }
+    }
+    pub(crate) fn done(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let s = self.buf.get(self.pos..self.pos.checked_add(n)?)?;
         self.pos += n;
         Some(s)
     }
-    fn string(&mut self) -> Option<String> {
+    pub(crate) fn string(&mut self) -> Option<String> {
         let n = u16::from_le_bytes(self.take(2)?.try_into().ok()?) as usize;
         String::from_utf8(self.take(n)?.to_vec()).ok()
     }
@@ -450,6 +482,10 @@ pub(crate) fn object_info(key: &str, st: &Stat, stored: Option<StoredMeta>) -> O
         headers: stored.headers,
         owner: Some(st.st_uid),
         version_id: stored.version_id,
+        lock: crate::ObjectLockState {
+            retention: stored.retention,
+            legal_hold: stored.legal_hold,
+        },
     }
 }
 

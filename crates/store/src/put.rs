@@ -185,7 +185,7 @@ impl Store {
             let etag = self.packed_write(&set, bucket, key, source, stored, checks, cond)?;
             return Ok((etag, None));
         }
-        stored.version_id = self.new_write_version(bucket, key)?;
+        self.stamp_version(bucket, key, &mut stored)?;
         let version = stored.version_id.clone();
         let empty = matches!(body, PutBody::Bytes(b) if b.is_empty())
             || matches!(body, PutBody::Stream { len: Some(0), .. });
@@ -251,7 +251,7 @@ impl Store {
             Some(set) => self.packed_write(&set, bucket, key, source, stored, checks, cond),
             None => {
                 let mut stored = stored;
-                stored.version_id = self.new_write_version(bucket, key)?;
+                self.stamp_version(bucket, key, &mut stored)?;
                 self.write_object_if(bucket, key, source, stored, checks, cond)
             }
         }
@@ -575,6 +575,13 @@ impl Store {
             // Before the object is published: it never has other
             // permissions, and a refusal leaves what it would replace.
             self.apply_to_new(fd, &st, change, bucket, &what())?;
+        }
+        if stored.retention.is_some() || stored.legal_hold == Some(true) {
+            // Locked: published read-only (docs/src/design/object-lock.md).
+            let st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
+            let mode = crate::versions::locked_mode(stored, st.st_mode & 0o7777);
+            crate::fscalls::fchmod(fd, Mode::from_bits_truncate(mode))
+                .map_err(|e| S3Error::from_io(&e.into(), &what()))?;
         }
         // Without a sync on a file system that buffers writes, the
         // published object reads empty until this fd closes.

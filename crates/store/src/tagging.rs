@@ -50,23 +50,7 @@ impl Store {
             return Ok(());
         }
         stored.tags = tags.clone();
-        let what = format!("{bucket}/{key}");
-        match stored.write_to(&fd) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
-                return Err(s3err!(
-                    NotImplemented,
-                    "{what}: the data file system does not support user extended attributes, \
-                     so tags cannot be stored; mount it with xattr support"
-                ))
-            }
-            Err(e) => return Err(S3Error::from_io(&e, &what)),
-        }
-        if !meta::has_meta(&st) {
-            let mode = Mode::from_bits_truncate((st.st_mode & 0o7777) | meta::META_BIT);
-            rustix::fs::fchmod(&fd, mode).map_err(|e| S3Error::from_io(&e.into(), &what))?;
-        }
-        Ok(())
+        crate::versions::rewrite_meta(&fd, &stored, &format!("{bucket}/{key}"))
     }
 
     /// Removes every tag of the object.

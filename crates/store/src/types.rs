@@ -43,6 +43,10 @@ pub struct ObjectInfo {
     /// protocol does not carry it yet.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub version_id: Option<String>,
+    /// The version's object lock (none outside buckets with object lock).
+    /// The RPC protocol does not carry it yet.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub lock: crate::ObjectLockState,
 }
 
 impl ObjectInfo {
@@ -61,6 +65,7 @@ impl ObjectInfo {
             headers: ObjectHeaders::default(),
             owner: None,
             version_id: None,
+            lock: Default::default(),
         }
     }
 }
@@ -140,6 +145,13 @@ pub struct PutOptions {
     /// ACL). CreateMultipartUpload keeps it with the upload for its
     /// completion (RPC version 5).
     pub access: Option<crate::PermissionChange>,
+    /// Object lock of the new version (`x-amz-object-lock-*`): only in a
+    /// bucket with object lock, which otherwise gives its default retention.
+    /// The RPC protocol does not carry them yet (its client refuses them).
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub retention: Option<crate::Retention>,
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub legal_hold: Option<bool>,
 }
 
 /// The precondition of a write (PutObject, CopyObject's destination,
@@ -187,6 +199,11 @@ pub struct DeleteCondition {
     pub last_modified: Option<SystemTime>,
     /// Its size in bytes.
     pub size: Option<u64>,
+    /// Not a condition: `x-amz-bypass-governance-retention`, which removes
+    /// a version under GOVERNANCE retention. RPC deletes no versions, so
+    /// it does not carry this.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub bypass_governance: bool,
 }
 
 impl DeleteCondition {

@@ -172,6 +172,18 @@ fn with_put_options<'a>(mut call: Call<'a>, opts: &'a PutOptions) -> Result<Call
             call = call.header(k, v);
         }
     }
+    if let Some(r) = &opts.retention {
+        let until = jiff::Timestamp::try_from(r.until).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        call = call
+            .header("x-amz-object-lock-mode", r.mode.as_str())
+            .header("x-amz-object-lock-retain-until-date", until.to_string());
+    }
+    if let Some(on) = opts.legal_hold {
+        call = call.header(
+            "x-amz-object-lock-legal-hold",
+            if on { "ON" } else { "OFF" },
+        );
+    }
     Ok(call)
 }
 

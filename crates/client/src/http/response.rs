@@ -141,7 +141,21 @@ fn info_from(
         headers: standard,
         owner: None,
         version_id: get(headers, "x-amz-version-id").map(str::to_string),
+        lock: lock_from(headers),
     })
+}
+
+/// The `x-amz-object-lock-*` headers of a GET or HEAD.
+fn lock_from(headers: &HeaderMap) -> s3hpc_store::ObjectLockState {
+    let mode = get(headers, "x-amz-object-lock-mode").and_then(s3hpc_store::LockMode::parse);
+    let until =
+        get(headers, "x-amz-object-lock-retain-until-date").and_then(|t| parse_time(t).ok());
+    s3hpc_store::ObjectLockState {
+        retention: mode
+            .zip(until)
+            .map(|(mode, until)| s3hpc_store::Retention { mode, until }),
+        legal_hold: get(headers, "x-amz-object-lock-legal-hold").map(|h| h == "ON"),
+    }
 }
 
 /// ISO 8601 (listings; starts with the year) or an HTTP date

@@ -70,7 +70,6 @@ pub(super) async fn create_bucket(
     req: S3Request<CreateBucketInput>,
 ) -> S3Result<S3Response<CreateBucketOutput>> {
     let i = &req.input;
-    super::unsupported::refuse_object_lock(i)?;
     let asked = asked!(i, i.acl.as_ref().map(|a| a.as_str()), None);
     let bucket = &i.bucket;
     let change = acls::for_new(engine, &asked, None)?;
@@ -82,6 +81,9 @@ pub(super) async fn create_bucket(
         r => {
             r?;
             acls::apply_to_new_bucket(engine, change.as_ref(), bucket)?;
+            if i.object_lock_enabled_for_bucket == Some(true) {
+                super::object_lock::lock_new_bucket(engine, bucket)?;
+            }
         }
     }
     Ok(S3Response::new(CreateBucketOutput {

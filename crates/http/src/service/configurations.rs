@@ -46,7 +46,7 @@ pub(super) async fn put_bucket_versioning(
         return Err(s3_error!(
             NotImplemented,
             "MFA delete is not supported: versions are protected by the file system's \
-             permissions (and by object lock, to come)"
+             permissions and by object lock"
         ));
     }
     let state = match c.status.as_ref().map(|s| s.as_str()) {
@@ -67,18 +67,6 @@ pub(super) async fn put_bucket_versioning(
 // when reading a bucket (Terraform's provider, the console, s3-tests)
 // answer exactly as AWS does for a bucket without that configuration,
 // and the Deletes succeed, as there is nothing to delete.
-pub(super) async fn get_bucket_lifecycle_configuration(
-    engine: &Engine,
-    req: S3Request<GetBucketLifecycleConfigurationInput>,
-) -> S3Result<S3Response<GetBucketLifecycleConfigurationOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Err(not_configured(
-        "NoSuchLifecycleConfiguration",
-        &req.input.bucket,
-        "lifecycle configuration",
-    ))
-}
-
 pub(super) async fn get_bucket_encryption(
     engine: &Engine,
     req: S3Request<GetBucketEncryptionInput>,
@@ -112,18 +100,6 @@ pub(super) async fn get_bucket_replication(
         "ReplicationConfigurationNotFoundError",
         &req.input.bucket,
         "replication configuration",
-    ))
-}
-
-pub(super) async fn get_object_lock_configuration(
-    engine: &Engine,
-    req: S3Request<GetObjectLockConfigurationInput>,
-) -> S3Result<S3Response<GetObjectLockConfigurationOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Err(not_configured(
-        "ObjectLockConfigurationNotFoundError",
-        &req.input.bucket,
-        "object lock configuration",
     ))
 }
 
@@ -178,17 +154,6 @@ pub(super) async fn get_bucket_request_payment(
     Ok(S3Response::new(GetBucketRequestPaymentOutput {
         payer: Some(Payer::from_static(Payer::BUCKET_OWNER)),
     }))
-}
-
-pub(super) async fn delete_bucket_lifecycle(
-    engine: &Engine,
-    req: S3Request<DeleteBucketLifecycleInput>,
-) -> S3Result<S3Response<DeleteBucketLifecycleOutput>> {
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Ok(S3Response::with_status(
-        DeleteBucketLifecycleOutput::default(),
-        hyper::StatusCode::NO_CONTENT,
-    ))
 }
 
 pub(super) async fn delete_bucket_encryption(

@@ -89,6 +89,7 @@ pub(super) async fn copy_object(
         .as_ref()
         .is_some_and(|d| d.as_str() == TaggingDirective::REPLACE);
     let tags = convert::tagging_header(i.tagging.as_deref())?;
+    let (retention, hold) = super::object_lock::asked_lock!(i)?;
     check_copy_source(
         engine,
         &src,
@@ -140,6 +141,23 @@ pub(super) async fn copy_object(
             access.as_ref(),
         )
     })?;
+    // The lock asked for goes on the new version once it is written (a
+    // copy's options carry none).
+    let version = info.version_id.as_deref();
+    if let Some(r) = retention {
+        run(|| {
+            engine
+                .store
+                .put_object_retention(&i.bucket, &i.key, version, Some(r), false)
+        })?;
+    }
+    if let Some(on) = hold {
+        run(|| {
+            engine
+                .store
+                .put_object_legal_hold(&i.bucket, &i.key, version, on)
+        })?;
+    }
     let mut resp = S3Response::new(CopyObjectOutput {
         copy_object_result: Some(CopyObjectResult {
             e_tag: Some(convert::etag(&info.etag)),

@@ -26,6 +26,7 @@ pub(super) async fn create_multipart_upload(
     let mut opts = convert::put_options(i.content_type, i.metadata);
     opts.access = access;
     opts.headers = convert::object_headers!(i);
+    (opts.retention, opts.legal_hold) = super::object_lock::asked_lock!(i)?;
     if let Some(a) = &i.checksum_algorithm {
         let algorithm: s3hpc_store::ChecksumAlgorithm = a.as_str().parse().map_err(s3_error)?;
         let kind = match &i.checksum_type {

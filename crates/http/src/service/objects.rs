@@ -29,6 +29,7 @@ pub(super) async fn put_object(
     opts.checksum = checksum.clone();
     opts.tags = convert::tagging_header(i.tagging.as_deref())?;
     opts.condition = convert::write_condition(i.if_match.as_ref(), i.if_none_match.as_ref())?;
+    (opts.retention, opts.legal_hold) = super::object_lock::asked_lock!(i)?;
     let store = engine.store.clone();
     let (bucket, key) = (i.bucket.clone(), i.key.clone());
     let (etag, version_id) = with_body(engine, i.body, framing, move |body| {
@@ -105,6 +106,7 @@ pub(super) async fn get_object(
         version_id: info.version_id.clone(),
         ..Default::default()
     };
+    super::object_lock::set_lock!(out, info.lock);
     match part {
         // A part's own checksum, when the upload had one.
         Some((p, Some(count))) => {
@@ -179,6 +181,7 @@ pub(super) async fn head_object(
         version_id: info.version_id.clone(),
         ..Default::default()
     };
+    super::object_lock::set_lock!(out, info.lock);
     match part {
         Some((p, Some(count))) => {
             out.parts_count = Some(count as i32);
@@ -211,6 +214,10 @@ pub(super) async fn delete_object(
         i.if_match_size,
     )
     .map_err(s3_error)?;
+    let cond = s3hpc_store::DeleteCondition {
+        bypass_governance: i.bypass_governance_retention.unwrap_or(false),
+        ..cond
+    };
     let out = run(|| delete_one(engine, &i.bucket, &i.key, i.version_id.as_deref(), &cond))?;
     Ok(S3Response::new(DeleteObjectOutput {
         delete_marker: out.delete_marker,
@@ -319,6 +326,7 @@ pub(super) async fn delete_objects(
     }
     run(|| engine.store.head_bucket(&i.bucket))?;
     let quiet = i.delete.quiet.unwrap_or(false);
+    let bypass_governance = i.bypass_governance_retention.unwrap_or(false);
     let (mut deleted, mut errors) = (Vec::new(), Vec::new());
     tokio::task::block_in_place(|| {
         for o in i.delete.objects {
@@ -327,6 +335,10 @@ pub(super) async fn delete_objects(
                 o.last_modified_time.clone(),
                 o.size,
             )
+            .map(|cond| s3hpc_store::DeleteCondition {
+                bypass_governance,
+                ..cond
+            })
             .and_then(|cond| delete_one(engine, &i.bucket, &o.key, o.version_id.as_deref(), &cond));
             match result {
                 Ok(_) if quiet => {}

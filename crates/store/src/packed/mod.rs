@@ -424,6 +424,7 @@ impl Store {
             headers: stored.headers,
             owner,
             version_id: None,
+            lock: Default::default(),
         }
     }
 }

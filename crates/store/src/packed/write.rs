@@ -33,6 +33,10 @@ impl Store {
         checks: Checks<'_>,
         cond: &WriteCondition,
     ) -> Result<String> {
+        if stored.retention.is_some() || stored.legal_hold.is_some() {
+            // Refused: a packed bucket has no object lock.
+            self.apply_lock(bucket, &mut stored)?;
+        }
         let gathered = gather(source, set.pack_max.load(Ordering::Relaxed))?;
         // A write that makes or removes the key's plain file holds the
         // key's lock, as every such write does: the file and its record

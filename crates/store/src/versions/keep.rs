@@ -20,7 +20,7 @@ const RECHECK: Duration = Duration::from_secs(1);
 
 /// What this process last read of each bucket's versioning.
 #[derive(Default)]
-pub(crate) struct States(pub(super) std::sync::Mutex<HashMap<String, (Versioning, Instant)>>);
+pub(crate) struct States(pub(super) std::sync::Mutex<HashMap<String, (Setting, Instant)>>);
 
 /// The entry a write made for its new version: removed if the write
 /// fails before its file is published. A `null` version is linked under a
@@ -74,13 +74,19 @@ impl Store {
     /// The bucket's versioning as this process last read it (at most a
     /// second ago: every process follows a change within a second).
     pub(crate) fn versioning_of(&self, bucket: &str) -> Result<Versioning> {
+        Ok(self.setting_of(bucket)?.state)
+    }
+
+    /// The bucket's setting (versioning and object lock), as
+    /// [`Store::versioning_of`] reads it.
+    pub(crate) fn setting_of(&self, bucket: &str) -> Result<Setting> {
         let known = self.versionings.0.lock().unwrap().get(bucket).copied();
         if let Some((v, at)) = known {
             if at.elapsed() < RECHECK {
                 return Ok(v);
             }
         }
-        match self.bucket_versioning(bucket) {
+        match self.bucket_setting(bucket) {
             Ok(v) => {
                 let mut states = self.versionings.0.lock().unwrap();
                 states.insert(bucket.to_string(), (v, Instant::now()));
@@ -90,7 +96,7 @@ impl Store {
             // the user's): that, rather than a guess.
             Err(_) if known.is_some() => Ok(known.unwrap().0),
             // A missing bucket: the operation says so itself.
-            Err(e) if e.code == ErrorCode::NoSuchBucket => Ok(Versioning::Off),
+            Err(e) if e.code == ErrorCode::NoSuchBucket => Ok(Setting::OFF),
             // This user may not read the bucket's directory, and no one has
             // yet: a write could displace a version unnamed, so none.
             Err(e) if e.code == ErrorCode::AccessDenied => Err(s3err!(

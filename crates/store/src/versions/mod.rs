@@ -7,12 +7,15 @@
 
 mod keep;
 mod list;
+mod lock;
 mod read;
 
 use crate::bucket_config::write_doc;
 use crate::*;
 pub(crate) use keep::States;
 pub use list::{VersionsPage, VersionsRequest};
+pub(crate) use lock::{locked_mode, rewrite_meta};
+pub use lock::{LockMode, ObjectLockConfig, ObjectLockState, Retention, RetentionPeriod};
 pub use read::KeyVersion;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -48,6 +51,43 @@ impl Versioning {
             Versioning::Off => "",
             Versioning::Enabled => "Enabled",
             Versioning::Suspended => "Suspended",
+        }
+    }
+}
+
+/// A bucket's versioning setting: its state and its object lock, kept
+/// together in one attribute (`Enabled`, `Suspended`, or `Enabled lock`
+/// with a default retention), so one read and one cache give both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Setting {
+    pub state: Versioning,
+    pub lock: Option<ObjectLockConfig>,
+}
+
+impl Setting {
+    pub(super) const OFF: Setting = Setting {
+        state: Versioning::Off,
+        lock: None,
+    };
+
+    fn decode(doc: &[u8]) -> Setting {
+        let doc = std::str::from_utf8(doc).unwrap_or("");
+        let mut words = doc.split(' ');
+        let state = match words.next() {
+            Some("Enabled") => Versioning::Enabled,
+            Some("Suspended") => Versioning::Suspended,
+            _ => return Setting::OFF,
+        };
+        Setting {
+            state,
+            lock: ObjectLockConfig::decode(words),
+        }
+    }
+
+    fn encode(&self) -> String {
+        match &self.lock {
+            Some(l) => format!("{} {}", self.state.as_str(), l.encode()),
+            None => self.state.as_str().to_string(),
         }
     }
 }
@@ -123,17 +163,19 @@ fn writer_salt() -> u16 {
 impl Store {
     /// The bucket's versioning state.
     pub fn bucket_versioning(&self, bucket: &str) -> Result<Versioning> {
+        Ok(self.bucket_setting(bucket)?.state)
+    }
+
+    /// The bucket's setting, read now.
+    pub(crate) fn bucket_setting(&self, bucket: &str) -> Result<Setting> {
         let doc = self.bucket_config(bucket, SETTING)?;
-        Ok(match doc.as_deref() {
-            Some(b"Enabled") => Versioning::Enabled,
-            Some(b"Suspended") => Versioning::Suspended,
-            _ => Versioning::Off,
-        })
+        Ok(doc.map_or(Setting::OFF, |d| Setting::decode(&d)))
     }
 
     /// Enables or suspends versioning; only the bucket's owner or root
-    /// may. A bucket cannot go back to never versioned (as in S3), and a
-    /// packed bucket keeps one version per key.
+    /// may. A bucket cannot go back to never versioned (as in S3), a
+    /// packed bucket keeps one version per key, and a bucket with object
+    /// lock keeps versioning enabled.
     pub fn put_bucket_versioning(&self, bucket: &str, state: Versioning) -> Result<()> {
         if state == Versioning::Off {
             return Err(s3err!(
@@ -142,29 +184,42 @@ impl Store {
                  cannot be turned off, only suspended"
             ));
         }
-        if self.packed(bucket).is_some() {
+        let lock = self.bucket_setting(bucket)?.lock;
+        if lock.is_some() && state != Versioning::Enabled {
             return Err(s3err!(
+                InvalidBucketState,
+                "bucket {bucket:?} has object lock: its versioning stays enabled, as \
+                 locked versions must be kept"
+            ));
+        }
+        self.write_setting(bucket, Setting { state, lock })
+    }
+
+    /// Writes the bucket's setting (owner or root only), unless it is
+    /// packed: a packed bucket keeps one version of each key.
+    pub(super) fn write_setting(&self, bucket: &str, setting: Setting) -> Result<()> {
+        let packed = || {
+            s3err!(
                 InvalidBucketState,
                 "bucket {bucket:?} is packed: a packed bucket keeps one version of \
                  each key (`s3hpc bucket unpack` makes it plain)"
-            ));
+            )
+        };
+        if self.packed(bucket).is_some() {
+            return Err(packed());
         }
         let (fd, what) = self.open_owned(bucket, SETTING)?;
-        write_doc(&fd, SETTING, Some(state.as_str().as_bytes()), &what)?;
+        write_doc(&fd, SETTING, Some(setting.encode().as_bytes()), &what)?;
         // Packed since the check above (by another process): undo.
         if self.packed(bucket).is_some() {
             write_doc(&fd, SETTING, None, &what)?;
-            return Err(s3err!(
-                InvalidBucketState,
-                "bucket {bucket:?} was made packed meanwhile: a packed bucket keeps one \
-                 version of each key"
-            ));
+            return Err(packed());
         }
         self.versionings
             .0
             .lock()
             .unwrap()
-            .insert(bucket.to_string(), (state, std::time::Instant::now()));
+            .insert(bucket.to_string(), (setting, std::time::Instant::now()));
         Ok(())
     }
 }

@@ -221,7 +221,14 @@ impl Store {
     /// Removes version `id` of `key` for good. If it was the latest, the
     /// next newest version becomes the object at the key's path (none if
     /// that is a delete marker). Returns whether it was a delete marker.
+    /// A version under object lock stays (AccessDenied).
     pub fn delete_object_version(&self, bucket: &str, key: &str, id: &str) -> Result<bool> {
+        self.delete_version(bucket, key, id, false)
+    }
+
+    /// [`Store::delete_object_version`]; `bypass` removes a version under
+    /// GOVERNANCE retention (`x-amz-bypass-governance-retention`).
+    fn delete_version(&self, bucket: &str, key: &str, id: &str, bypass: bool) -> Result<bool> {
         check_args(bucket, key, id)?;
         if self.packed(bucket).is_some() {
             // One version of each key: `null`, the object.
@@ -262,6 +269,9 @@ impl Store {
                     Err(Errno::NOENT) => continue,
                     Err(e) => return Err(io_err(e, &what)),
                 };
+                if !marker {
+                    self.check_unlocked(bucket, versions.as_fd(), &file, bypass, &what)?;
+                }
                 was_latest = match &cur_st {
                     Some((c, _)) => !marker && c.st_ino == st.st_ino && c.st_dev == st.st_dev,
                     // No object at the path: a marker is the latest if it
@@ -280,7 +290,10 @@ impl Store {
         if !removed {
             // `null` with no entry: the object at the path, if it has no id.
             match &cur_st {
-                Some((_, None)) if id == NULL_VERSION => was_latest = true,
+                Some((_, None)) if id == NULL_VERSION => {
+                    self.check_unlocked(bucket, dir.as_fd(), kp.name, bypass, &what)?;
+                    was_latest = true
+                }
                 _ => return Ok(false),
             }
         }
@@ -322,7 +335,7 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        self.delete_object_version(bucket, key, id)
+        self.delete_version(bucket, key, id, cond.bypass_governance)
     }
 
     /// The id of the delete marker that is `key`'s latest version, if it

@@ -1,6 +1,6 @@
-//! Lifecycle rules and object lock, which s3hpc does not have: a malformed
-//! request is answered with S3's 400 first, a well-formed one is refused
-//! with the reason, and nothing is ever made or stored.
+//! Lifecycle rules and object lock: a malformed request is answered with
+//! S3's 400 first, what s3hpc cannot do (transitions) is refused with the
+//! reason, and the rest is kept, served and enforced.
 
 mod common;
 
@@ -26,7 +26,7 @@ fn rule(id: &str, status: &str, expiration: &str) -> String {
 }
 
 #[test]
-fn lifecycle_is_validated_then_refused() {
+fn lifecycle_is_validated_then_kept() {
     let s = common::serve(AuthConfig::Anonymous);
     let addr = s.server.addr();
     let put = |body: Vec<u8>| {
@@ -49,18 +49,36 @@ fn lifecycle_is_validated_then_refused() {
     for (rules, want) in cases {
         assert_eq!(put(lifecycle(&rules)), (400, want.to_string()), "{rules}");
     }
-    let fine = rule("r", "Enabled", "<Date>2030-01-01T00:00:00Z</Date>");
-    assert_eq!(put(lifecycle(&fine)), (501, "NotImplemented".to_string()));
     let (st, _, b) = request(addr, "GET /bkt?lifecycle HTTP/1.1\r\n", b"");
     assert_eq!(
         (st, code(&b).as_str()),
         (404, "NoSuchLifecycleConfiguration")
     );
+    let transition = "<Rule><ID>t</ID><Filter/><Status>Enabled</Status><Transition>\
+                      <Days>1</Days><StorageClass>GLACIER</StorageClass></Transition></Rule>";
+    assert_eq!(
+        put(lifecycle(transition)),
+        (501, "NotImplemented".to_string())
+    );
+    let fine = rule("r", "Enabled", "<Date>2030-01-01T00:00:00Z</Date>");
+    assert_eq!(put(lifecycle(&fine)).0, 200);
+    let (st, _, b) = request(addr, "GET /bkt?lifecycle HTTP/1.1\r\n", b"");
+    assert_eq!(st, 200);
+    let xml = String::from_utf8_lossy(&b);
+    assert!(
+        xml.contains("<ID>r</ID>") && xml.contains("<Prefix>p/</Prefix>"),
+        "{xml}"
+    );
+    assert_eq!(
+        request(addr, "DELETE /bkt?lifecycle HTTP/1.1\r\n", b"").0,
+        204
+    );
+    assert_eq!(request(addr, "GET /bkt?lifecycle HTTP/1.1\r\n", b"").0, 404);
     s.server.shutdown().unwrap();
 }
 
 #[test]
-fn object_lock_is_validated_then_refused() {
+fn object_lock_is_validated_then_served() {
     let s = common::serve(AuthConfig::Anonymous);
     let addr = s.server.addr();
     let call = |head: &str, body: &str| {
@@ -128,14 +146,48 @@ fn object_lock_is_validated_then_refused() {
     ] {
         assert_eq!(call(get, ""), (400, "InvalidRequest".into()), "{get}");
     }
-    // A bucket asking for object lock is not made at all.
-    let (st, _, b) = request(
+    // A bucket made with object lock: versioned, and its locked versions
+    // stay until a bypass removes them.
+    let (st, _, _) = request(
         addr,
         "PUT /locked HTTP/1.1\r\nx-amz-bucket-object-lock-enabled: true\r\n",
         b"",
     );
-    assert_eq!((st, code(&b).as_str()), (501, "NotImplemented"));
-    assert_eq!(request(addr, "HEAD /locked HTTP/1.1\r\n", b"").0, 404);
+    assert_eq!(st, 200);
+    let (st, _, b) = request(addr, "GET /locked?object-lock HTTP/1.1\r\n", b"");
+    assert_eq!(st, 200);
+    assert!(String::from_utf8_lossy(&b).contains("<ObjectLockEnabled>Enabled</ObjectLockEnabled>"));
+    let suspend = "<VersioningConfiguration><Status>Suspended</Status></VersioningConfiguration>";
+    assert_eq!(
+        call("PUT /locked?versioning HTTP/1.1\r\n", suspend),
+        (409, "InvalidBucketState".into())
+    );
+    let (st, headers, _) = request(
+        addr,
+        "PUT /locked/k HTTP/1.1\r\nx-amz-object-lock-mode: GOVERNANCE\r\n\
+         x-amz-object-lock-retain-until-date: 2099-01-01T00:00:00Z\r\n",
+        b"kept",
+    );
+    assert_eq!(st, 200);
+    let version = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("x-amz-version-id: "))
+        .expect("a version id")
+        .trim()
+        .to_string();
+    let delete = format!("DELETE /locked/k?versionId={version} HTTP/1.1\r\n");
+    assert_eq!(call(&delete, ""), (403, "AccessDenied".into()));
+    let (st, headers, _) = request(addr, "HEAD /locked/k HTTP/1.1\r\n", b"");
+    assert_eq!(st, 200);
+    assert!(
+        headers.contains("x-amz-object-lock-mode: GOVERNANCE"),
+        "{headers}"
+    );
+    let bypass = format!(
+        "DELETE /locked/k?versionId={version} HTTP/1.1\r\nx-amz-bypass-governance-retention: true\r\n"
+    );
+    assert_eq!(request(addr, &bypass, b"").0, 204);
+    assert_eq!(request(addr, "HEAD /locked/k HTTP/1.1\r\n", b"").0, 404);
     s.server.shutdown().unwrap();
 }
 
@@ -175,7 +227,8 @@ fn newer_operations_are_refused_and_change_nothing() {
             b"clear",
         ),
         (
-            "PUT /bkt/dst HTTP/1.1\r\nx-amz-object-lock-mode: COMPLIANCE\r\n",
+            "PUT /bkt/dst HTTP/1.1\r\nx-amz-object-lock-mode: COMPLIANCE\r\n\
+             x-amz-object-lock-retain-until-date: 2099-01-01T00:00:00Z\r\n",
             b"unlocked",
         ),
     ] {

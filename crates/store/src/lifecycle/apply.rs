@@ -1,0 +1,292 @@
+//! The lifecycle pass: each bucket with rules is walked (ListObjectVersions
+//! order, a key's versions together) and what the rules say is due goes
+//! through the same calls as S3 requests, so locks, markers and permissions
+//! hold as they do for a user. One process per period takes a bucket's
+//! turn, by creating its turn file with O_EXCL, so several gateways on one
+//! file system apply each rule once.
+
+use super::{Expiration, LifecycleRule};
+use crate::meta::StoredMeta;
+use crate::versions::{KeyVersion, VersionsRequest};
+use crate::*;
+use rustix::fs::{AtFlags, Mode, OFlags};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A bucket's turn files: `.s3hpc-lifecycle.N` for period N.
+const TURN_PREFIX: &str = ".s3hpc-lifecycle.";
+
+/// What a pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LifecycleDone {
+    /// Current versions expired (deleted, or hidden by a delete marker).
+    pub expired: usize,
+    /// Noncurrent versions and lone delete markers removed.
+    pub removed: usize,
+    /// Multipart uploads aborted.
+    pub aborted: usize,
+    /// Versions due but kept by object lock.
+    pub locked: usize,
+}
+
+impl LifecycleDone {
+    fn add(&mut self, o: LifecycleDone) {
+        self.expired += o.expired;
+        self.removed += o.removed;
+        self.aborted += o.aborted;
+        self.locked += o.locked;
+    }
+}
+
+/// The clock of a pass: now, and how long a rule's day is (a day, or
+/// seconds in tests, as RGW's `rgw_lc_debug_interval`).
+#[derive(Debug, Clone, Copy)]
+pub struct LifecycleClock {
+    pub now: SystemTime,
+    pub day: Duration,
+}
+
+impl LifecycleClock {
+    fn days_since(&self, t: SystemTime, days: u32) -> bool {
+        t + self.day * days <= self.now
+    }
+}
+
+/// Rules and what they need to know of one object.
+struct Due<'a> {
+    rules: Vec<&'a LifecycleRule>,
+    clock: LifecycleClock,
+}
+
+impl Store {
+    /// Applies the rules of every bucket that has some, where this process
+    /// takes the bucket's turn for the current `period`. `share` is the part
+    /// of its time the pass may work (it sleeps the rest).
+    pub fn apply_lifecycles(
+        &self,
+        clock: LifecycleClock,
+        period: Duration,
+        share: f64,
+    ) -> Result<LifecycleDone> {
+        let mut done = LifecycleDone::default();
+        for b in self.list_buckets()? {
+            let Ok(Some(rules)) = self.bucket_lifecycle(&b.name) else {
+                continue;
+            };
+            if !rules.iter().any(|r| r.enabled) || !self.take_turn(&b.name, clock.now, period) {
+                continue;
+            }
+            let started = Instant::now();
+            done.add(self.apply_lifecycle(&b.name, &rules, clock)?);
+            let share = share.clamp(0.01, 1.0);
+            std::thread::sleep(started.elapsed().mul_f64(1.0 / share - 1.0));
+        }
+        Ok(done)
+    }
+
+    /// Whether this process takes `bucket`'s turn for the period `now`
+    /// falls in: the one that creates its turn file does.
+    fn take_turn(&self, bucket: &str, now: SystemTime, period: Duration) -> bool {
+        let Ok((dir, _)) = self.open_target(bucket, None) else {
+            return false;
+        };
+        let n =
+            now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs() / period.as_secs().max(1);
+        let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC;
+        let mine = crate::fscalls::openat(
+            &dir,
+            format!("{TURN_PREFIX}{n}").as_str(),
+            flags,
+            Mode::from_bits_truncate(0o600),
+        )
+        .is_ok();
+        if mine {
+            for old in n.saturating_sub(3)..n {
+                let name = format!("{TURN_PREFIX}{old}");
+                let _ = crate::fscalls::unlinkat(&dir, name.as_str(), AtFlags::empty());
+            }
+        }
+        mine
+    }
+
+    /// Applies `rules` to `bucket` now, whoever else may (no turn taken).
+    pub fn apply_lifecycle(
+        &self,
+        bucket: &str,
+        rules: &[LifecycleRule],
+        clock: LifecycleClock,
+    ) -> Result<LifecycleDone> {
+        let due = Due {
+            rules: rules.iter().filter(|r| r.enabled).collect(),
+            clock,
+        };
+        let mut done = LifecycleDone::default();
+        let mut req = VersionsRequest {
+            max_keys: 1000,
+            ..Default::default()
+        };
+        // A key's versions may span pages: each key is applied once whole.
+        let mut group: Vec<KeyVersion> = Vec::new();
+        let mut group_key = String::new();
+        loop {
+            let page = self.list_object_versions(bucket, &req)?;
+            for (key, v) in page.versions {
+                if key != group_key && !group.is_empty() {
+                    self.apply_to_key(bucket, &group_key, &group, &due, &mut done);
+                    group.clear();
+                }
+                group_key = key;
+                group.push(v);
+            }
+            if !page.is_truncated {
+                break;
+            }
+            req.key_marker = page.next_key_marker;
+            req.version_id_marker = page.next_version_id_marker;
+        }
+        if !group.is_empty() {
+            self.apply_to_key(bucket, &group_key, &group, &due, &mut done);
+        }
+        self.abort_stale_uploads(bucket, &due, &mut done)?;
+        Ok(done)
+    }
+
+    /// One key's versions (the latest first, then newest first).
+    fn apply_to_key(
+        &self,
+        bucket: &str,
+        key: &str,
+        versions: &[KeyVersion],
+        due: &Due<'_>,
+        done: &mut LifecycleDone,
+    ) {
+        let clock = &due.clock;
+        let rules: Vec<_> = due
+            .rules
+            .iter()
+            .filter(|r| r.filter.matches_key(key))
+            .collect();
+        if rules.is_empty() {
+            return;
+        }
+        let mut tags = TagsOf::default();
+        // The current version.
+        if let Some(cur) = versions.iter().find(|v| v.is_latest && !v.delete_marker) {
+            let size = cur.info.as_ref().map_or(0, |i| i.size);
+            let expired = rules.iter().any(|r| {
+                let when = match r.expiration {
+                    Some(Expiration::Days(d)) => clock.days_since(cur.last_modified, d),
+                    Some(Expiration::Date(t)) => t <= clock.now,
+                    None => false,
+                };
+                when && r.filter.matches_size(size)
+                    && tags.have(self, bucket, key, cur, &r.filter.tags)
+            });
+            if expired && self.delete_object_versioned(bucket, key).is_ok() {
+                done.expired += 1;
+            }
+        }
+        // A delete marker with nothing behind it.
+        if let [only] = versions {
+            if only.delete_marker {
+                let gone = rules.iter().any(|r| {
+                    r.expired_object_delete_marker
+                        || matches!(r.expiration, Some(Expiration::Days(d))
+                            if clock.days_since(only.last_modified, d))
+                });
+                if gone
+                    && self
+                        .delete_object_version(bucket, key, &only.version_id)
+                        .is_ok()
+                {
+                    done.removed += 1;
+                }
+            }
+        }
+        // Noncurrent versions: each stopped being current when the one
+        // before it (newer) was written.
+        let mut newer_noncurrent = 0u32;
+        for pair in versions.windows(2) {
+            let (newer, v) = (&pair[0], &pair[1]);
+            if v.is_latest || v.delete_marker {
+                continue;
+            }
+            let size = v.info.as_ref().map_or(0, |i| i.size);
+            let remove = rules.iter().any(|r| {
+                r.noncurrent_days
+                    .is_some_and(|d| clock.days_since(newer.last_modified, d))
+                    && r.newer_noncurrent_versions
+                        .is_none_or(|n| newer_noncurrent >= n)
+                    && r.filter.matches_size(size)
+                    && tags.have(self, bucket, key, v, &r.filter.tags)
+            });
+            newer_noncurrent += 1;
+            if !remove {
+                continue;
+            }
+            match self.delete_object_version(bucket, key, &v.version_id) {
+                Ok(_) => done.removed += 1,
+                Err(e) if e.code == ErrorCode::AccessDenied => done.locked += 1,
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn abort_stale_uploads(
+        &self,
+        bucket: &str,
+        due: &Due<'_>,
+        done: &mut LifecycleDone,
+    ) -> Result<()> {
+        let rules: Vec<_> = due
+            .rules
+            .iter()
+            .filter_map(|r| Some((&r.filter.prefix, r.abort_incomplete_upload_days?)))
+            .collect();
+        if rules.is_empty() {
+            return Ok(());
+        }
+        for u in self.list_multipart_uploads(bucket, "")? {
+            let stale = rules.iter().any(|(prefix, days)| {
+                u.key.starts_with(prefix.as_str()) && due.clock.days_since(u.initiated, *days)
+            });
+            if stale
+                && self
+                    .abort_multipart_upload(bucket, &u.key, &u.upload_id)
+                    .is_ok()
+            {
+                done.aborted += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The tags of a key's versions, read once each and only for rules that
+/// filter by tags.
+#[derive(Default)]
+struct TagsOf(BTreeMap<String, BTreeMap<String, String>>);
+
+impl TagsOf {
+    fn have(
+        &mut self,
+        store: &Store,
+        bucket: &str,
+        key: &str,
+        v: &KeyVersion,
+        want: &BTreeMap<String, String>,
+    ) -> bool {
+        if want.is_empty() {
+            return true;
+        }
+        let tags = self.0.entry(v.version_id.clone()).or_insert_with(|| {
+            let read = |file: std::fs::File| StoredMeta::read_from(&file).ok().map(|m| m.tags);
+            store
+                .open_version(bucket, key, &v.version_id)
+                .ok()
+                .and_then(|(_, f)| read(f))
+                .unwrap_or_default()
+        });
+        want.iter().all(|(k, val)| tags.get(k) == Some(val))
+    }
+}
