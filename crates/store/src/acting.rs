@@ -264,6 +264,8 @@ forward! {
     fn bucket_lifecycle(&self, bucket: &str) -> Result<Option<Vec<LifecycleRule>>>;
     fn put_bucket_lifecycle(&self, bucket: &str, rules: &[LifecycleRule]) -> Result<()>;
     fn delete_bucket_lifecycle(&self, bucket: &str) -> Result<()>;
+    fn key_expiration(&self, bucket: &str, key: &str) -> Result<Option<(std::time::SystemTime, String)>>;
+    fn object_expiration(&self, bucket: &str, info: &ObjectInfo) -> Result<Option<(std::time::SystemTime, String)>>;
     fn object_lock_configuration(&self, bucket: &str) -> Result<Option<ObjectLockConfig>>;
     fn put_object_lock_configuration(&self, bucket: &str, config: &ObjectLockConfig) -> Result<()>;
     fn object_lock_state(&self, bucket: &str, key: &str, id: Option<&str>) -> Result<ObjectLockState>;

@@ -97,6 +97,8 @@ pub struct Store {
     profile: FsProfile,
     /// Which buckets keep versions, as this process last looked.
     versionings: versions::States,
+    /// Each bucket's lifecycle rules as last read (for `x-amz-expiration`).
+    lifecycles: lifecycle::Known,
 }
 
 impl Store {
@@ -154,6 +156,7 @@ impl Store {
             dir_size_counts_entries: fs_type == TMPFS_MAGIC,
             profile,
             versionings: Default::default(),
+            lifecycles: Default::default(),
         })
     }
 

@@ -149,3 +149,24 @@ fn one_server_takes_each_turn() {
     assert_eq!(b, LifecycleDone::default());
     assert!(env.keys().is_empty());
 }
+
+#[test]
+fn reads_announce_the_expiry_s3_would() {
+    let env = Env::new();
+    env.put("old/a", b"x");
+    env.put("new/a", b"x");
+    let mut r = rule("old/");
+    r.expiration = Some(Expiration::Days(2));
+    env.store.put_bucket_lifecycle(BUCKET, &[r]).unwrap();
+    let info = env.store.head_object(BUCKET, "old/a").unwrap();
+    let (when, id) = env.store.object_expiration(BUCKET, &info).unwrap().unwrap();
+    assert_eq!(id, "old/");
+    let secs = when
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert_eq!(secs % 86_400, 0, "at midnight UTC");
+    let after = when.duration_since(info.last_modified).unwrap();
+    assert!(after > Duration::from_secs(2 * 86_400) && after <= Duration::from_secs(3 * 86_400));
+    assert_eq!(env.store.key_expiration(BUCKET, "new/a").unwrap(), None);
+}

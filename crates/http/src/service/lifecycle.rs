@@ -9,6 +9,29 @@ use s3s::{s3_error, S3Request, S3Response, S3Result};
 use std::collections::{BTreeMap, HashSet};
 use std::time::SystemTime;
 
+/// S3's `x-amz-expiration` of an expiry: `expiry-date="DATE", rule-id="ID"`.
+fn expiration_value(found: Option<(SystemTime, String)>) -> Option<String> {
+    let (t, id) = found?;
+    Some(format!(
+        "expiry-date=\"{}\", rule-id=\"{id}\"",
+        httpdate::fmt_http_date(t)
+    ))
+}
+
+/// The `x-amz-expiration` of a GET or HEAD of `info`.
+pub(super) fn expiration_of(
+    engine: &Engine,
+    bucket: &str,
+    info: &s3hpc_store::ObjectInfo,
+) -> Option<String> {
+    expiration_value(run(|| engine.store.object_expiration(bucket, info)).ok()?)
+}
+
+/// The `x-amz-expiration` of a write's answer, for the object now at `key`.
+pub(super) fn expiration_after_write(engine: &Engine, bucket: &str, key: &str) -> Option<String> {
+    expiration_value(run(|| engine.store.key_expiration(bucket, key)).ok()?)
+}
+
 /// S3's longest lifecycle rule ID.
 const MAX_RULE_ID: usize = 255;
 

@@ -39,6 +39,7 @@ pub(super) async fn put_object(
     let mut out = PutObjectOutput {
         e_tag: Some(convert::etag(&etag)),
         version_id: convert::written_version(version_id),
+        expiration: super::lifecycle::expiration_after_write(engine, &i.bucket, &i.key),
         ..Default::default()
     };
     set_checksum!(out, checksum.as_ref().and_then(known_value));
@@ -107,6 +108,7 @@ pub(super) async fn get_object(
         ..Default::default()
     };
     super::object_lock::set_lock!(out, info.lock);
+    out.expiration = super::lifecycle::expiration_of(engine, &i.bucket, &info);
     match part {
         // A part's own checksum, when the upload had one.
         Some((p, Some(count))) => {
@@ -182,6 +184,7 @@ pub(super) async fn head_object(
         ..Default::default()
     };
     super::object_lock::set_lock!(out, info.lock);
+    out.expiration = super::lifecycle::expiration_of(engine, &i.bucket, &info);
     match part {
         Some((p, Some(count))) => {
             out.parts_count = Some(count as i32);

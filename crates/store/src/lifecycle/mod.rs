@@ -7,8 +7,9 @@ mod apply;
 use crate::bucket_config::{read_doc, write_doc};
 use crate::meta::{put_str, Reader};
 use crate::*;
-use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use apply::{LifecycleClock, LifecycleDone};
 
@@ -184,7 +185,92 @@ pub(crate) fn decode(buf: &[u8]) -> Option<Vec<LifecycleRule>> {
     Some(rules)
 }
 
+/// How long a bucket's rules are trusted before they are read again.
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// Each bucket's rules as this process last read them.
+type Rules = Option<Arc<Vec<LifecycleRule>>>;
+#[derive(Default)]
+pub(crate) struct Known(Mutex<HashMap<String, (Rules, Instant)>>);
+
+/// S3's day for announcing expirations, whatever a test's pass uses.
+const DAY: u64 = 86_400;
+
+/// The midnight (UTC) at or after `t`: S3 expires on day boundaries.
+fn next_midnight(t: SystemTime) -> SystemTime {
+    let s = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    UNIX_EPOCH + Duration::from_secs(s.div_ceil(DAY) * DAY)
+}
+
 impl Store {
+    /// The bucket's rules, read at most once a second.
+    fn known_lifecycle(&self, bucket: &str) -> Rules {
+        if let Some((r, at)) = self.lifecycles.0.lock().unwrap().get(bucket) {
+            if at.elapsed() < RECHECK {
+                return r.clone();
+            }
+        }
+        let rules = self.bucket_lifecycle(bucket).ok().flatten().map(Arc::new);
+        let mut known = self.lifecycles.0.lock().unwrap();
+        known.insert(bucket.to_string(), (rules.clone(), Instant::now()));
+        rules
+    }
+
+    /// When the bucket's rules will expire the current object `info` of
+    /// `key`, and by which rule: S3's `x-amz-expiration` (the earliest,
+    /// days counted from its time and rounded up to midnight UTC). None
+    /// where no enabled rule expires it. Never an error: it only adds to
+    /// an answer.
+    pub fn object_expiration(
+        &self,
+        bucket: &str,
+        info: &ObjectInfo,
+    ) -> Result<Option<(SystemTime, String)>> {
+        let Some(rules) = self.known_lifecycle(bucket) else {
+            return Ok(None);
+        };
+        let mut tags = None;
+        let mut best: Option<(SystemTime, String)> = None;
+        for r in rules.iter().filter(|r| r.enabled) {
+            let f = &r.filter;
+            if !f.matches_key(&info.key) || !f.matches_size(info.size) {
+                continue;
+            }
+            if !f.tags.is_empty() {
+                let have = tags.get_or_insert_with(|| {
+                    self.get_object_tagging(bucket, &info.key)
+                        .unwrap_or_default()
+                });
+                if !f.tags.iter().all(|(k, v)| have.get(k) == Some(v)) {
+                    continue;
+                }
+            }
+            let when = match r.expiration {
+                Some(Expiration::Days(d)) => {
+                    next_midnight(info.last_modified + Duration::from_secs(u64::from(d) * DAY))
+                }
+                Some(Expiration::Date(t)) => t,
+                None => continue,
+            };
+            if best.as_ref().is_none_or(|(t, _)| when < *t) {
+                best = Some((when, r.id.clone()));
+            }
+        }
+        Ok(best)
+    }
+
+    /// [`Store::object_expiration`] of the object now at `key` (after a
+    /// write): it is looked at only where the bucket has rules.
+    pub fn key_expiration(&self, bucket: &str, key: &str) -> Result<Option<(SystemTime, String)>> {
+        if self.known_lifecycle(bucket).is_none() {
+            return Ok(None);
+        }
+        match self.head_object(bucket, key) {
+            Ok(info) => self.object_expiration(bucket, &info),
+            Err(_) => Ok(None),
+        }
+    }
+
     /// The bucket's lifecycle rules; None when it has none.
     pub fn bucket_lifecycle(&self, bucket: &str) -> Result<Option<Vec<LifecycleRule>>> {
         let (fd, what) = self.open_target(bucket, None)?;
@@ -209,13 +295,17 @@ impl Store {
             ));
         }
         let (fd, what) = self.open_owned(bucket, DOC)?;
-        write_doc(&fd, DOC, Some(&encode(rules)), &what)
+        write_doc(&fd, DOC, Some(&encode(rules)), &what)?;
+        self.lifecycles.0.lock().unwrap().remove(bucket);
+        Ok(())
     }
 
     /// Removes the bucket's lifecycle rules; having none is not an error.
     pub fn delete_bucket_lifecycle(&self, bucket: &str) -> Result<()> {
         let (fd, what) = self.open_owned(bucket, DOC)?;
-        write_doc(&fd, DOC, None, &what)
+        write_doc(&fd, DOC, None, &what)?;
+        self.lifecycles.0.lock().unwrap().remove(bucket);
+        Ok(())
     }
 }
 
