@@ -182,6 +182,40 @@ fn concurrent_writers_of_one_key_lose_no_version() {
     assert_eq!(bodies.len(), 40);
 }
 
+/// Several clients deleting the same versions at once (as s3-tests'
+/// concurrent DeleteObjects does): every delete succeeds, and no key is left
+/// with an object whose version is gone.
+#[test]
+fn concurrent_deletes_of_the_same_versions_leave_nothing() {
+    for round in 0..20 {
+        let env = enabled();
+        let store = &env.store;
+        let keys: Vec<String> = (0..3).map(|k| format!("k{k}")).collect();
+        for _ in 0..3 {
+            for k in &keys {
+                put(store, BUCKET, k, b"v");
+            }
+        }
+        let all: Vec<(String, String)> = keys
+            .iter()
+            .flat_map(|k| history(&env, k).into_iter().map(move |v| (k.clone(), v.0)))
+            .collect();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for (k, v) in &all {
+                        store.delete_object_version(BUCKET, k, v).unwrap();
+                    }
+                });
+            }
+        });
+        for k in &keys {
+            assert_eq!(history(&env, k), vec![], "round {round}, {k}");
+            assert_eq!(code(store.head_object(BUCKET, k)), ErrorCode::NoSuchKey);
+        }
+    }
+}
+
 #[test]
 fn a_bucket_holding_versions_is_not_empty() {
     let env = enabled();

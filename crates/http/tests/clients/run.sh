@@ -114,6 +114,30 @@ check "rclone delete/purge" bash -c "$(declare -f rc_); ep=$ep
     rc_ delete s3hpc:rcloneb/dst/sub && [ \"\$(rc_ lsf -R --files-only s3hpc:rcloneb | sort | tr '\n' ' ')\" = 'dst/a dst/a2 ' ] &&
     rc_ purge s3hpc:rcloneb && ! rc_ lsd s3hpc: | grep -q rcloneb"
 
+# ---- versioning-heavy clients, unmodified: rclone's --s3-versions reads
+# old versions as files, restic backs up into a versioned bucket.
+check "rclone --s3-versions lists and reads old versions" bash -c "$(declare -f rc_ aws_); ep=$ep
+    aws_ s3 mb s3://rcver >/dev/null &&
+    aws_ s3api put-bucket-versioning --bucket rcver --versioning-configuration Status=Enabled &&
+    echo one >$work/ver && rc_ copyto $work/ver s3hpc:rcver/f && sleep 1.1 &&
+    echo two >$work/ver && rc_ copyto $work/ver s3hpc:rcver/f &&
+    old=\$(rc_ lsf --s3-versions s3hpc:rcver | grep '^f-v') && [ \$(rc_ lsf --s3-versions s3hpc:rcver | wc -l) = 2 ] &&
+    [ \"\$(rc_ cat --s3-versions s3hpc:rcver/\$old)\" = one ] && [ \"\$(rc_ cat s3hpc:rcver/f)\" = two ] &&
+    rc_ delete s3hpc:rcver/f && [ \$(rc_ lsf s3hpc:rcver | wc -l) = 0 ] &&
+    [ \$(rc_ lsf --s3-versions s3hpc:rcver | wc -l) = 2 ]"
+if command -v restic >/dev/null; then
+    check "restic backup, prune, check, restore in a versioned bucket" bash -c "$(declare -f aws_); ep=$ep
+        export AWS_ACCESS_KEY_ID=$S3HPC_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3HPC_SECRET_KEY RESTIC_PASSWORD=restic-test
+        export RESTIC_CACHE_DIR=$work/restic-cache
+        aws_ s3 mb s3://resticb >/dev/null &&
+        aws_ s3api put-bucket-versioning --bucket resticb --versioning-configuration Status=Enabled &&
+        mkdir -p $work/rs/src/sub && cp $work/small $work/rs/src/sub/small && echo hi >$work/rs/src/a && cd $work/rs &&
+        r=s3:$ep/resticb && restic -r \$r init -q && restic -r \$r backup -q src &&
+        echo more >>src/a && restic -r \$r backup -q src &&
+        restic -r \$r forget -q --keep-last 1 --prune && restic -r \$r check -q &&
+        restic -r \$r restore latest --target back -q && diff -r src back/src"
+fi
+
 # ---- s3cmd (SigV4, path style)
 cat >"$work/s3cfg" <<CFG
 [default]

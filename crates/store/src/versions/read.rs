@@ -272,7 +272,7 @@ impl Store {
                 if !marker {
                     self.check_unlocked(bucket, versions.as_fd(), &file, bypass, &what)?;
                 }
-                was_latest = match &cur_st {
+                let latest = match &cur_st {
                     Some((c, _)) => !marker && c.st_ino == st.st_ino && c.st_dev == st.st_dev,
                     // No object at the path: a marker is the latest if it
                     // is the newest entry.
@@ -281,9 +281,15 @@ impl Store {
                     }
                     None => false,
                 };
+                match unlinkat(versions, file.as_str(), AtFlags::empty()) {
+                    Ok(()) => {}
+                    // Removed meanwhile by a concurrent delete, which also
+                    // puts the next version back if this was the latest.
+                    Err(Errno::NOENT) => continue,
+                    Err(e) => return Err(io_err(e, &what)),
+                }
+                was_latest = latest;
                 was_marker |= marker;
-                unlinkat(versions, file.as_str(), AtFlags::empty())
-                    .map_err(|e| io_err(e, &what))?;
                 removed = true;
             }
         }
@@ -294,12 +300,23 @@ impl Store {
                     self.check_unlocked(bucket, dir.as_fd(), kp.name, bypass, &what)?;
                     was_latest = true
                 }
+                // The object at the path is this version, but its entry is
+                // gone (removed by a concurrent delete while it was being
+                // made current again): it is still that version.
+                Some((_, Some(v))) if v == id => {
+                    self.check_unlocked(bucket, dir.as_fd(), kp.name, bypass, &what)?;
+                    was_latest = true
+                }
                 _ => return Ok(false),
             }
         }
         if was_latest {
             if cur_st.is_some() {
-                self.delete_file_at(bucket, key)?;
+                match self.delete_file_at(bucket, key) {
+                    // Gone already (a concurrent delete of it).
+                    Err(e) if e.code == ErrorCode::NoSuchKey => {}
+                    r => r?,
+                }
             }
             if let Some(versions) = &versions {
                 self.restore_newest(dir.as_fd(), versions, kp.name, &what)?;
@@ -371,36 +388,55 @@ impl Store {
         name: &str,
         what: &str,
     ) -> Result<()> {
-        let Some(file) = self.newest_entry(versions, name)? else {
-            return Ok(());
-        };
-        if VersionEntry::parse(&file).is_some_and(|v| v.marker) {
-            return Ok(());
-        }
-        // Linked under a temporary name, then renamed onto the key only if
-        // nothing is there: a PUT that published meanwhile stays current.
-        // Hidden from listings, and short whatever the key's name.
-        let tmp = format!(".s3hpc-restore.{}", new_version_id());
-        match linkat(versions, file.as_str(), dir, tmp.as_str(), AtFlags::empty()) {
-            Ok(()) => {}
-            Err(Errno::PERM) => {
-                return Err(s3err!(
-                    AccessDenied,
-                    "{what}: removed; the version before it ({file}) belongs to another user \
-                     and the file system refuses you to make it current \
-                     (fs.protected_hardlinks): its owner or root can"
-                ))
+        // Concurrent deletes of this key's versions may remove the entry
+        // being restored: then the next newest is, a few times at most.
+        for _ in 0..8 {
+            let Some(file) = self.newest_entry(versions, name)? else {
+                return Ok(());
+            };
+            if VersionEntry::parse(&file).is_some_and(|v| v.marker) {
+                return Ok(());
             }
-            Err(e) => return Err(io_err(e, what)),
+            // Linked under a temporary name, then renamed onto the key only
+            // if nothing is there: a PUT that published meanwhile stays
+            // current. Hidden from listings, and short whatever the key's name.
+            let tmp = format!(".s3hpc-restore.{}", new_version_id());
+            match linkat(versions, file.as_str(), dir, tmp.as_str(), AtFlags::empty()) {
+                Ok(()) => {}
+                Err(Errno::NOENT) => continue,
+                Err(Errno::PERM) => {
+                    return Err(s3err!(
+                        AccessDenied,
+                        "{what}: removed; the version before it ({file}) belongs to another \
+                         user and the file system refuses you to make it current \
+                         (fs.protected_hardlinks): its owner or root can"
+                    ))
+                }
+                Err(e) => return Err(io_err(e, what)),
+            }
+            let placed_ino = statat(dir, tmp.as_str(), AtFlags::SYMLINK_NOFOLLOW).map(|s| s.st_ino);
+            let placed = renameat_with(dir, tmp.as_str(), dir, name, RenameFlags::NOREPLACE);
+            if placed.is_err() {
+                let _ = unlinkat(dir, tmp.as_str(), AtFlags::empty());
+            }
+            match placed {
+                Ok(()) => {}
+                Err(Errno::EXIST) => return Ok(()),
+                Err(e) => return Err(io_err(e, what)),
+            }
+            // Its entry deleted while it was being placed: the path must not
+            // keep a version that no longer exists.
+            match statat(versions, file.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                Err(Errno::NOENT) => {
+                    let at_path = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map(|s| s.st_ino);
+                    if at_path.is_ok() && at_path == placed_ino {
+                        let _ = unlinkat(dir, name, AtFlags::empty());
+                    }
+                }
+                _ => return Ok(()),
+            }
         }
-        let placed = renameat_with(dir, tmp.as_str(), dir, name, RenameFlags::NOREPLACE);
-        if placed.is_err() {
-            let _ = unlinkat(dir, tmp.as_str(), AtFlags::empty());
-        }
-        match placed {
-            Ok(()) | Err(Errno::EXIST) => Ok(()),
-            Err(e) => Err(io_err(e, what)),
-        }
+        Ok(())
     }
 
     /// The directory of `key` (`sub` of `bucket`); NoSuchVersion where it
