@@ -159,20 +159,26 @@ fn background_lifecycle(
     let spawned = std::thread::Builder::new()
         .name("lifecycle".into())
         .spawn(move || {
+            let pace = SweepPace {
+                share: SWEEP_SHARE,
+                stop: Some(&stop),
+            };
+            let clock = || s3hpc_store::LifecycleClock {
+                now: std::time::SystemTime::now(),
+                day,
+            };
             while !stop.load(Ordering::Relaxed) {
                 let started = Instant::now();
-                let clock = s3hpc_store::LifecycleClock {
-                    now: std::time::SystemTime::now(),
-                    day,
-                };
-                match store.apply_lifecycles(clock, period, SWEEP_SHARE) {
+                match store.apply_lifecycles(clock, period, &pace) {
                     Ok(d) if d != Default::default() => crate::say!(
                         "s3hpc serve: lifecycle: {} expired, {} noncurrent versions and \
-                         markers removed, {} uploads aborted, {} kept by object lock",
+                         markers removed, {} uploads aborted, {} refused (object lock or \
+                         permissions), {} buckets failed",
                         d.expired,
                         d.removed,
                         d.aborted,
-                        d.locked
+                        d.refused,
+                        d.failed
                     ),
                     Ok(_) => {}
                     Err(e) => crate::say!("s3hpc serve: applying lifecycle rules failed: {e}"),

@@ -157,7 +157,7 @@ impl Store {
         }
         self.head_bucket(bucket)?;
         // A lock the bucket cannot give is refused now, not at completion.
-        self.apply_lock(bucket, &mut stored.clone())?;
+        self.apply_lock(bucket, &mut stored.clone(), true)?;
         let id = new_upload_id();
         let info = encode_info(key, &stored);
         // The info gets the permissions the object will: one the file
@@ -473,7 +473,8 @@ impl Store {
         } else {
             cond
         };
-        self.stamp_version(bucket, key, &mut stored)?;
+        stored.version_id = self.new_write_version(bucket, key)?;
+        self.apply_lock(bucket, &mut stored, false)?;
         let (_, st) = self.write_object_stat(
             bucket,
             key,

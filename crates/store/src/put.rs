@@ -576,13 +576,6 @@ impl Store {
             // permissions, and a refusal leaves what it would replace.
             self.apply_to_new(fd, &st, change, bucket, &what())?;
         }
-        if stored.retention.is_some() || stored.legal_hold == Some(true) {
-            // Locked: published read-only (docs/src/design/object-lock.md).
-            let st = fstat(fd).map_err(|e| S3Error::from_io(&e.into(), &what()))?;
-            let mode = crate::versions::locked_mode(stored, st.st_mode & 0o7777);
-            crate::fscalls::fchmod(fd, Mode::from_bits_truncate(mode))
-                .map_err(|e| S3Error::from_io(&e.into(), &what()))?;
-        }
         // Without a sync on a file system that buffers writes, the
         // published object reads empty until this fd closes.
         self.sync_data(fd)

@@ -106,10 +106,6 @@ fn compliance_and_legal_holds_yield_to_nothing() {
     assert_eq!(info.lock.retention.unwrap().mode, LockMode::Compliance);
 
     let h = put_locked(&env, "h", None, Some(true));
-    // Locked versions are published read-only, for everyone but root.
-    for k in ["c", "h"] {
-        assert_eq!(mode_of(&env, k) & 0o222, 0, "{k}");
-    }
     assert_eq!(
         code(s.delete_object_version_if(BUCKET, "h", &h, &bypassing())),
         Some(ErrorCode::AccessDenied)
@@ -122,29 +118,6 @@ fn compliance_and_legal_holds_yield_to_nothing() {
         Some(false)
     );
     s.delete_object_version(BUCKET, "h", &h).unwrap();
-}
-
-fn mode_of(env: &Env, key: &str) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(env.path(key))
-        .unwrap()
-        .permissions()
-        .mode()
-}
-
-#[test]
-fn a_lock_set_later_makes_the_file_read_only_and_tags_still_change() {
-    let env = locked(None);
-    let s = &env.store;
-    put_locked(&env, "k", None, None);
-    assert_ne!(mode_of(&env, "k") & 0o200, 0);
-    s.put_object_legal_hold(BUCKET, "k", None, true).unwrap();
-    assert_eq!(mode_of(&env, "k") & 0o222, 0);
-    let tags = std::collections::BTreeMap::from([("a".to_string(), "b".to_string())]);
-    s.put_object_tagging(BUCKET, "k", &tags).unwrap();
-    assert_eq!(s.get_object_tagging(BUCKET, "k").unwrap(), tags);
-    assert_eq!(mode_of(&env, "k") & 0o222, 0);
-    assert_eq!(env.get("k"), b"kept");
 }
 
 #[test]

@@ -102,24 +102,23 @@ pub(super) async fn copy_object(
             i.copy_source_if_unmodified_since.as_ref(),
         ],
     )?;
+    // A lock asked for goes with the copy's options (COPY keeps the rest).
+    let lock_asked = retention.is_some() || hold.is_some();
     let info = run(|| {
-        let opts = match (replace, replace_tags) {
+        let source_tags = || match src.version() {
+            None => engine.store.get_object_tagging(&src.bucket, &src.key),
+            Some(_) => Err(s3hpc_store::S3Error::new(
+                s3hpc_store::ErrorCode::NotImplemented,
+                "copying a given version with new metadata, a lock or its own tags is not \
+                 supported yet; send the tags (x-amz-tagging-directive: REPLACE) too",
+            )),
+        };
+        let mut opts = match (replace, replace_tags || lock_asked) {
             (false, false) => None,
             (true, _) => {
                 let mut o = convert::put_options(i.content_type, i.metadata);
                 o.headers = convert::object_headers!(i);
-                o.tags = match (replace_tags, src.version()) {
-                    (true, _) => tags,
-                    (false, None) => engine.store.get_object_tagging(&src.bucket, &src.key)?,
-                    (false, Some(_)) => {
-                        return Err(s3hpc_store::S3Error::new(
-                            s3hpc_store::ErrorCode::NotImplemented,
-                            "copying a given version with new metadata but its own tags is \
-                             not supported yet; send the tags (x-amz-tagging-directive: \
-                             REPLACE) or keep the metadata too",
-                        ))
-                    }
-                };
+                o.tags = if replace_tags { tags } else { source_tags()? };
                 Some(o)
             }
             (false, true) => {
@@ -128,11 +127,14 @@ pub(super) async fn copy_object(
                     content_type: info.content_type,
                     metadata: info.metadata,
                     headers: info.headers,
-                    tags,
+                    tags: if replace_tags { tags } else { source_tags()? },
                     ..Default::default()
                 })
             }
         };
+        if let Some(o) = &mut opts {
+            (o.retention, o.legal_hold) = (retention, hold);
+        }
         engine.store.copy_object_with(
             (&src.bucket, &src.key, src.version()),
             (&i.bucket, &i.key),
@@ -141,23 +143,6 @@ pub(super) async fn copy_object(
             access.as_ref(),
         )
     })?;
-    // The lock asked for goes on the new version once it is written (a
-    // copy's options carry none).
-    let version = info.version_id.as_deref();
-    if let Some(r) = retention {
-        run(|| {
-            engine
-                .store
-                .put_object_retention(&i.bucket, &i.key, version, Some(r), false)
-        })?;
-    }
-    if let Some(on) = hold {
-        run(|| {
-            engine
-                .store
-                .put_object_legal_hold(&i.bucket, &i.key, version, on)
-        })?;
-    }
     let mut resp = S3Response::new(CopyObjectOutput {
         copy_object_result: Some(CopyObjectResult {
             e_tag: Some(convert::etag(&info.etag)),

@@ -8,9 +8,11 @@
 use super::{Expiration, LifecycleRule};
 use crate::meta::StoredMeta;
 use crate::versions::{KeyVersion, VersionsRequest};
+use crate::SweepPace;
 use crate::*;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A bucket's turn files: `.s3hpc-lifecycle.N` for period N.
@@ -25,8 +27,10 @@ pub struct LifecycleDone {
     pub removed: usize,
     /// Multipart uploads aborted.
     pub aborted: usize,
-    /// Versions due but kept by object lock.
-    pub locked: usize,
+    /// Versions due but refused (object lock, or the file system).
+    pub refused: usize,
+    /// Buckets whose pass failed (their walk or their uploads' listing).
+    pub failed: usize,
 }
 
 impl LifecycleDone {
@@ -34,7 +38,8 @@ impl LifecycleDone {
         self.expired += o.expired;
         self.removed += o.removed;
         self.aborted += o.aborted;
-        self.locked += o.locked;
+        self.refused += o.refused;
+        self.failed += o.failed;
     }
 }
 
@@ -47,8 +52,13 @@ pub struct LifecycleClock {
 }
 
 impl LifecycleClock {
-    fn days_since(&self, t: SystemTime, days: u32) -> bool {
-        t + self.day * days <= self.now
+    /// Whether `days` rule days after `t` have passed, counted as S3
+    /// counts them: to the next day boundary (midnight UTC).
+    fn due(&self, t: SystemTime, days: u32) -> bool {
+        let day = self.day.as_secs().max(1);
+        let end = t + Duration::from_secs(day * u64::from(days));
+        let end = end.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        UNIX_EPOCH + Duration::from_secs(end.div_ceil(day) * day) <= self.now
     }
 }
 
@@ -60,32 +70,48 @@ struct Due<'a> {
 
 impl Store {
     /// Applies the rules of every bucket that has some, where this process
-    /// takes the bucket's turn for the current `period`. `share` is the part
-    /// of its time the pass may work (it sleeps the rest).
+    /// takes the bucket's turn for the current `period` (`clock` tells the
+    /// time). The pace gives the part of its time the pass may work and
+    /// the flag that ends it; a bucket that fails is counted, and the
+    /// others still pass.
     pub fn apply_lifecycles(
         &self,
-        clock: LifecycleClock,
+        clock: impl Fn() -> LifecycleClock,
         period: Duration,
-        share: f64,
+        pace: &SweepPace<'_>,
     ) -> Result<LifecycleDone> {
+        let stopped = || pace.stop.is_some_and(|s| s.load(Ordering::Relaxed));
         let mut done = LifecycleDone::default();
         for b in self.list_buckets()? {
+            if stopped() {
+                break;
+            }
             let Ok(Some(rules)) = self.bucket_lifecycle(&b.name) else {
                 continue;
             };
-            if !rules.iter().any(|r| r.enabled) || !self.take_turn(&b.name, clock.now, period) {
+            if !rules.iter().any(|r| r.enabled) || !self.take_turn(&b.name, clock().now, period) {
                 continue;
             }
             let started = Instant::now();
-            done.add(self.apply_lifecycle(&b.name, &rules, clock)?);
-            let share = share.clamp(0.01, 1.0);
-            std::thread::sleep(started.elapsed().mul_f64(1.0 / share - 1.0));
+            match self.apply_lifecycle(&b.name, &rules, clock(), pace.stop) {
+                Ok(d) => done.add(d),
+                Err(_) => done.failed += 1,
+            }
+            // The rest of its time the pass sleeps, in steps that watch the flag.
+            let share = pace.share.clamp(0.01, 1.0);
+            let rest = started.elapsed().mul_f64(1.0 / share - 1.0);
+            let until = Instant::now() + rest;
+            while Instant::now() < until && !stopped() {
+                std::thread::sleep(Duration::from_millis(50).min(rest));
+            }
         }
         Ok(done)
     }
 
     /// Whether this process takes `bucket`'s turn for the period `now`
-    /// falls in: the one that creates its turn file does.
+    /// falls in: the one that creates its turn file does. Turn files of
+    /// periods long past go; the last two stay, so that a server whose
+    /// clock lags cannot take a turn that was just taken.
     fn take_turn(&self, bucket: &str, now: SystemTime, period: Duration) -> bool {
         let Ok((dir, _)) = self.open_target(bucket, None) else {
             return false;
@@ -101,7 +127,7 @@ impl Store {
         )
         .is_ok();
         if mine {
-            for old in n.saturating_sub(3)..n {
+            for old in n.saturating_sub(6)..n.saturating_sub(2) {
                 let name = format!("{TURN_PREFIX}{old}");
                 let _ = crate::fscalls::unlinkat(&dir, name.as_str(), AtFlags::empty());
             }
@@ -115,6 +141,7 @@ impl Store {
         bucket: &str,
         rules: &[LifecycleRule],
         clock: LifecycleClock,
+        stop: Option<&AtomicBool>,
     ) -> Result<LifecycleDone> {
         let due = Due {
             rules: rules.iter().filter(|r| r.enabled).collect(),
@@ -128,7 +155,12 @@ impl Store {
         // A key's versions may span pages: each key is applied once whole.
         let mut group: Vec<KeyVersion> = Vec::new();
         let mut group_key = String::new();
+        // Uploads first: a walk that fails still leaves them done.
+        let uploads = self.abort_stale_uploads(bucket, &due, &mut done);
         loop {
+            if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Ok(done);
+            }
             let page = self.list_object_versions(bucket, &req)?;
             for (key, v) in page.versions {
                 if key != group_key && !group.is_empty() {
@@ -147,7 +179,7 @@ impl Store {
         if !group.is_empty() {
             self.apply_to_key(bucket, &group_key, &group, &due, &mut done);
         }
-        self.abort_stale_uploads(bucket, &due, &mut done)?;
+        uploads?;
         Ok(done)
     }
 
@@ -175,24 +207,28 @@ impl Store {
             let size = cur.info.as_ref().map_or(0, |i| i.size);
             let expired = rules.iter().any(|r| {
                 let when = match r.expiration {
-                    Some(Expiration::Days(d)) => clock.days_since(cur.last_modified, d),
+                    Some(Expiration::Days(d)) => clock.due(cur.last_modified, d),
                     Some(Expiration::Date(t)) => t <= clock.now,
                     None => false,
                 };
                 when && r.filter.matches_size(size)
                     && tags.have(self, bucket, key, cur, &r.filter.tags)
             });
-            if expired && self.delete_object_versioned(bucket, key).is_ok() {
+            if expired && self.expire_current(bucket, key, cur).is_ok() {
                 done.expired += 1;
             }
         }
         // A delete marker with nothing behind it.
         if let [only] = versions {
             if only.delete_marker {
+                // Markers have no tags and no size: rules that filter by
+                // tags never match them.
                 let gone = rules.iter().any(|r| {
-                    r.expired_object_delete_marker
-                        || matches!(r.expiration, Some(Expiration::Days(d))
-                            if clock.days_since(only.last_modified, d))
+                    r.filter.tags.is_empty()
+                        && r.filter.matches_size(0)
+                        && (r.expired_object_delete_marker
+                            || matches!(r.expiration, Some(Expiration::Days(d))
+                                if clock.due(only.last_modified, d)))
                 });
                 if gone
                     && self
@@ -214,7 +250,7 @@ impl Store {
             let size = v.info.as_ref().map_or(0, |i| i.size);
             let remove = rules.iter().any(|r| {
                 r.noncurrent_days
-                    .is_some_and(|d| clock.days_since(newer.last_modified, d))
+                    .is_some_and(|d| clock.due(newer.last_modified, d))
                     && r.newer_noncurrent_versions
                         .is_none_or(|n| newer_noncurrent >= n)
                     && r.filter.matches_size(size)
@@ -226,10 +262,36 @@ impl Store {
             }
             match self.delete_object_version(bucket, key, &v.version_id) {
                 Ok(_) => done.removed += 1,
-                Err(e) if e.code == ErrorCode::AccessDenied => done.locked += 1,
+                Err(e) if e.code == ErrorCode::AccessDenied => done.refused += 1,
                 Err(_) => {}
             }
         }
+    }
+
+    /// Expires `key`'s current version `cur`, as listed: only if it is
+    /// still the one at the key (a write since then is not the rule's to
+    /// expire), and only once (a second server's pass finds it expired).
+    fn expire_current(&self, bucket: &str, key: &str, cur: &KeyVersion) -> Result<()> {
+        let Some(info) = &cur.info else {
+            return Ok(());
+        };
+        if self.versioning_of(bucket)? == crate::Versioning::Off {
+            let cond = DeleteCondition {
+                etag: Some(info.etag.clone()),
+                last_modified: Some(info.last_modified),
+                size: Some(info.size),
+                ..Default::default()
+            };
+            return self.delete_object_if(bucket, key, &cond);
+        }
+        let now = self.head_object(bucket, key)?;
+        if now.version_id != info.version_id || now.etag != info.etag {
+            return Err(s3err!(
+                PreconditionFailed,
+                "{bucket}/{key} was written again"
+            ));
+        }
+        self.delete_object_versioned(bucket, key).map(drop)
     }
 
     fn abort_stale_uploads(
@@ -248,7 +310,7 @@ impl Store {
         }
         for u in self.list_multipart_uploads(bucket, "")? {
             let stale = rules.iter().any(|(prefix, days)| {
-                u.key.starts_with(prefix.as_str()) && due.clock.days_since(u.initiated, *days)
+                u.key.starts_with(prefix.as_str()) && due.clock.due(u.initiated, *days)
             });
             if stale
                 && self

@@ -35,7 +35,7 @@ impl Store {
     ) -> Result<String> {
         if stored.retention.is_some() || stored.legal_hold.is_some() {
             // Refused: a packed bucket has no object lock.
-            self.apply_lock(bucket, &mut stored)?;
+            self.apply_lock(bucket, &mut stored, true)?;
         }
         let gathered = gather(source, set.pack_max.load(Ordering::Relaxed))?;
         // A write that makes or removes the key's plain file holds the

@@ -10,7 +10,7 @@ use crate::meta::{self, StoredMeta};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, SystemTime};
 
 /// S3's two retention modes.
@@ -99,8 +99,7 @@ pub struct ObjectLockConfig {
 }
 
 impl ObjectLockConfig {
-    /// The words after the versioning state in the setting: `lock`, then
-    /// `MODE 5d` or `MODE 2y` for a default.
+    /// `lock`, then `MODE 5d` or `MODE 2y` for a default.
     pub(super) fn encode(&self) -> String {
         match self.default {
             None => "lock".to_string(),
@@ -109,18 +108,21 @@ impl ObjectLockConfig {
         }
     }
 
-    pub(super) fn decode<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<ObjectLockConfig> {
+    pub(super) fn decode(doc: &[u8]) -> Option<ObjectLockConfig> {
+        let mut words = std::str::from_utf8(doc).ok()?.split(' ');
         if words.next()? != "lock" {
             return None;
         }
         let default = match (words.next(), words.next()) {
             (Some(m), Some(p)) => {
                 let mode = LockMode::parse(m)?;
-                let n: u32 = p[..p.len().saturating_sub(1)].parse().ok()?;
-                Some(match p.as_bytes().last() {
-                    Some(b'd') => (mode, RetentionPeriod::Days(n)),
-                    Some(b'y') => (mode, RetentionPeriod::Years(n)),
-                    _ => return None,
+                Some(if let Some(d) = p.strip_suffix('d') {
+                    (mode, RetentionPeriod::Days(d.parse().ok()?))
+                } else {
+                    (
+                        mode,
+                        RetentionPeriod::Years(p.strip_suffix('y')?.parse().ok()?),
+                    )
                 })
             }
             _ => None,
@@ -333,18 +335,25 @@ impl Store {
         stored: &mut StoredMeta,
     ) -> Result<()> {
         stored.version_id = self.new_write_version(bucket, key)?;
-        self.apply_lock(bucket, stored)
+        self.apply_lock(bucket, stored, true)
     }
 
     /// The lock a new version of `bucket` gets (see [`Store::stamp_version`]).
-    pub(crate) fn apply_lock(&self, bucket: &str, stored: &mut StoredMeta) -> Result<()> {
+    /// `check_date`: refuse a retain-until date in the past (not at a
+    /// multipart upload's completion: S3 checks it when the upload begins).
+    pub(crate) fn apply_lock(
+        &self,
+        bucket: &str,
+        stored: &mut StoredMeta,
+        check_date: bool,
+    ) -> Result<()> {
         let asks = stored.retention.is_some() || stored.legal_hold.is_some();
         let lock = match self.setting_of(bucket)?.lock {
             Some(l) => l,
             None if asks => return Err(no_lock(bucket)),
             None => return Ok(()),
         };
-        if let Some(r) = &stored.retention {
+        if let Some(r) = stored.retention.as_ref().filter(|_| check_date) {
             if !r.in_force(SystemTime::now()) {
                 return Err(s3err!(
                     InvalidArgument,
@@ -362,69 +371,62 @@ impl Store {
         }
         Ok(())
     }
+}
 
-    /// Refuses to remove version `name` of directory `dir` (an entry of a
-    /// versions directory, or the object at a key's path) while its lock
-    /// holds; nothing is read where the bucket has no object lock.
-    pub(crate) fn check_unlocked(
+impl Store {
+    /// [`check_file_unlocked`] of the object at a key's path, open as `fd`
+    /// (None: this user may not read it, so where the bucket has object
+    /// lock it cannot be shown unlocked).
+    pub(crate) fn check_path_unlocked(
         &self,
         bucket: &str,
-        dir: BorrowedFd<'_>,
-        name: &str,
+        fd: Option<&OwnedFd>,
         bypass: bool,
         what: &str,
     ) -> Result<()> {
-        if self.setting_of(bucket)?.lock.is_none() {
-            return Ok(());
+        match fd {
+            Some(fd) => check_file_unlocked(fd, bypass, what),
+            None if self.setting_of(bucket)?.lock.is_some() => Err(s3err!(
+                AccessDenied,
+                "{what}: you may not read it, so its object lock cannot be checked"
+            )),
+            None => Ok(()),
         }
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let fd = match crate::fscalls::openat(dir, name, flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(Errno::NOENT) => return Ok(()),
-            Err(e) => return Err(S3Error::from_io(&e.into(), what)),
-        };
-        let st = crate::fscalls::fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), what))?;
-        if !meta::has_meta(&st) {
-            return Ok(());
-        }
-        let stored = StoredMeta::read_from(&fd)
-            .map_err(|e| S3Error::from_io(&e, &format!("{what}: reading its lock")))?;
-        check_removable(&stored, bypass, what)
     }
 }
 
-/// Whether `stored` locks its version now or until a date: a legal hold
-/// on, or a retention.
-pub(crate) fn is_locked(stored: &StoredMeta) -> bool {
-    stored.legal_hold == Some(true) || stored.retention.is_some()
-}
-
-/// The permission bits a version locked as `stored` keeps: its own without
-/// write bits, so that no one but its owner (who may chmod) and root can
-/// change its bytes through the file system.
-pub(crate) fn locked_mode(stored: &StoredMeta, mode: u32) -> u32 {
-    if is_locked(stored) {
-        mode & !0o222
-    } else {
-        mode
+/// Refuses to remove version `name` of directory `dir` (an entry of a
+/// versions directory) while its lock holds.
+pub(crate) fn check_entry_unlocked(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    bypass: bool,
+    what: &str,
+) -> Result<()> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    match crate::fscalls::openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => check_file_unlocked(&fd, bypass, what),
+        Err(Errno::NOENT) => Ok(()),
+        Err(e) => Err(S3Error::from_io(&e.into(), what)),
     }
 }
 
-/// Writes a version's metadata back (marking the file as having some, and
-/// read-only if it is now locked). A locked file has no write bits, so its
-/// owner gets its own back for the write.
-pub(crate) fn rewrite_meta(fd: &impl AsFd, stored: &StoredMeta, what: &str) -> Result<()> {
+/// Refuses to remove the version open as `fd` while its lock holds. Its
+/// own records decide, whatever its bucket's setting says (a lock set a
+/// moment ago in another process counts).
+pub(crate) fn check_file_unlocked(fd: &impl AsFd, bypass: bool, what: &str) -> Result<()> {
     let st = crate::fscalls::fstat(fd).map_err(|e| S3Error::from_io(&e.into(), what))?;
-    let mut written = stored.write_to(fd);
-    if written.as_ref().err().and_then(|e| e.raw_os_error()) == Some(libc::EACCES)
-        && st.st_mode & 0o200 == 0
-    {
-        let writable = Mode::from_bits_truncate((st.st_mode & 0o7777) | 0o200);
-        if rustix::fs::fchmod(fd, writable).is_ok() {
-            written = stored.write_to(fd);
-        }
+    if !meta::has_meta(&st) {
+        return Ok(());
     }
-    match written {
+    let stored = StoredMeta::read_from(fd)
+        .map_err(|e| S3Error::from_io(&e, &format!("{what}: reading its lock")))?;
+    check_removable(&stored, bypass, what)
+}
+
+/// Writes a version's metadata back (marking the file as having some).
+pub(crate) fn rewrite_meta(fd: &impl AsFd, stored: &StoredMeta, what: &str) -> Result<()> {
+    match stored.write_to(fd) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
             return Err(s3err!(
@@ -435,11 +437,10 @@ pub(crate) fn rewrite_meta(fd: &impl AsFd, stored: &StoredMeta, what: &str) -> R
         }
         Err(e) => return Err(S3Error::from_io(&e, what)),
     }
-    let mode = locked_mode(stored, (st.st_mode & 0o7777) | meta::META_BIT);
-    let now = crate::fscalls::fstat(fd).map_err(|e| S3Error::from_io(&e.into(), what))?;
-    if now.st_mode & 0o7777 != mode {
-        rustix::fs::fchmod(fd, Mode::from_bits_truncate(mode))
-            .map_err(|e| S3Error::from_io(&e.into(), what))?;
+    let st = crate::fscalls::fstat(fd).map_err(|e| S3Error::from_io(&e.into(), what))?;
+    if !meta::has_meta(&st) {
+        let mode = Mode::from_bits_truncate((st.st_mode & 0o7777) | meta::META_BIT);
+        rustix::fs::fchmod(fd, mode).map_err(|e| S3Error::from_io(&e.into(), what))?;
     }
     Ok(())
 }
@@ -461,7 +462,11 @@ mod tests {
             },
         ] {
             let s = c.encode();
-            assert_eq!(ObjectLockConfig::decode(s.split(' ')), Some(c), "{s}");
+            assert_eq!(ObjectLockConfig::decode(s.as_bytes()), Some(c), "{s}");
+            assert_eq!(
+                ObjectLockConfig::decode("lock GOVERNANCE 5é".as_bytes()),
+                None
+            );
         }
         let r = Retention {
             mode: LockMode::Compliance,

@@ -10,11 +10,11 @@ mod list;
 mod lock;
 mod read;
 
-use crate::bucket_config::write_doc;
+use crate::bucket_config::{read_doc, write_doc};
 use crate::*;
 pub(crate) use keep::States;
 pub use list::{VersionsPage, VersionsRequest};
-pub(crate) use lock::{locked_mode, rewrite_meta};
+pub(crate) use lock::rewrite_meta;
 pub use lock::{LockMode, ObjectLockConfig, ObjectLockState, Retention, RetentionPeriod};
 pub use read::KeyVersion;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,8 +31,10 @@ const MARKER_SUFFIX: &str = ".marker";
 /// The longest last segment of a key a versioned bucket takes: its
 /// entries must fit NAME_MAX (255) with `~`, an id and the marker suffix.
 pub const MAX_VERSIONED_NAME: usize = 255 - 1 - ID_LEN - MARKER_SUFFIX.len();
-/// The bucket setting that holds the state (an xattr on its directory).
+/// The bucket settings that hold the state and the lock (xattrs on its
+/// directory).
 const SETTING: &str = "versioning";
+const LOCK_SETTING: &str = "object-lock";
 
 /// A bucket's versioning state, as S3 has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,9 +57,10 @@ impl Versioning {
     }
 }
 
-/// A bucket's versioning setting: its state and its object lock, kept
-/// together in one attribute (`Enabled`, `Suspended`, or `Enabled lock`
-/// with a default retention), so one read and one cache give both.
+/// A bucket's versioning state and object lock, kept in two attributes of
+/// its directory (`user.s3hpc.versioning`: `Enabled` or `Suspended`;
+/// `user.s3hpc.object-lock`: `lock`, with a default retention), read and
+/// cached together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Setting {
     pub state: Versioning,
@@ -69,26 +72,13 @@ impl Setting {
         state: Versioning::Off,
         lock: None,
     };
+}
 
-    fn decode(doc: &[u8]) -> Setting {
-        let doc = std::str::from_utf8(doc).unwrap_or("");
-        let mut words = doc.split(' ');
-        let state = match words.next() {
-            Some("Enabled") => Versioning::Enabled,
-            Some("Suspended") => Versioning::Suspended,
-            _ => return Setting::OFF,
-        };
-        Setting {
-            state,
-            lock: ObjectLockConfig::decode(words),
-        }
-    }
-
-    fn encode(&self) -> String {
-        match &self.lock {
-            Some(l) => format!("{} {}", self.state.as_str(), l.encode()),
-            None => self.state.as_str().to_string(),
-        }
+fn state_of(doc: &[u8]) -> Versioning {
+    match doc {
+        b"Enabled" => Versioning::Enabled,
+        b"Suspended" => Versioning::Suspended,
+        _ => Versioning::Off,
     }
 }
 
@@ -168,8 +158,12 @@ impl Store {
 
     /// The bucket's setting, read now.
     pub(crate) fn bucket_setting(&self, bucket: &str) -> Result<Setting> {
-        let doc = self.bucket_config(bucket, SETTING)?;
-        Ok(doc.map_or(Setting::OFF, |d| Setting::decode(&d)))
+        let (fd, what) = self.open_target(bucket, None)?;
+        let state = read_doc(&fd, SETTING, &what)?.map_or(Versioning::Off, |d| state_of(&d));
+        // A lock that reads wrongly is still a lock (with no default).
+        let lock = read_doc(&fd, LOCK_SETTING, &what)?
+            .map(|d| ObjectLockConfig::decode(&d).unwrap_or_default());
+        Ok(Setting { state, lock })
     }
 
     /// Enables or suspends versioning; only the bucket's owner or root
@@ -209,10 +203,14 @@ impl Store {
             return Err(packed());
         }
         let (fd, what) = self.open_owned(bucket, SETTING)?;
-        write_doc(&fd, SETTING, Some(setting.encode().as_bytes()), &what)?;
+        write_doc(&fd, SETTING, Some(setting.state.as_str().as_bytes()), &what)?;
+        if let Some(lock) = &setting.lock {
+            write_doc(&fd, LOCK_SETTING, Some(lock.encode().as_bytes()), &what)?;
+        }
         // Packed since the check above (by another process): undo.
         if self.packed(bucket).is_some() {
             write_doc(&fd, SETTING, None, &what)?;
+            write_doc(&fd, LOCK_SETTING, None, &what)?;
             return Err(packed());
         }
         self.versionings

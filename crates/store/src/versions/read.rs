@@ -250,9 +250,17 @@ impl Store {
             Err(e) if e.code == ErrorCode::NoSuchKey => None,
             Err(e) => return Err(e),
         };
-        let cur_st = keep::open_current(dir.as_fd(), kp.name)
-            .map_err(|e| io_err(e, &what))?
-            .map(|c| (c.st, c.version));
+        let cur_st = match keep::open_current(dir.as_fd(), kp.name) {
+            Ok(c) => c.map(|c| (c.st, c.version, Some(c.fd))),
+            // Another user's object this one may not read (but, with write
+            // permission on the directory, may remove): its id unknown,
+            // taken as none. A version it displaces is put back below.
+            Err(Errno::ACCESS) => statat(dir.as_fd(), kp.name, AtFlags::SYMLINK_NOFOLLOW)
+                .ok()
+                .filter(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG)
+                .map(|st| (st, None, None)),
+            Err(e) => return Err(io_err(e, &what)),
+        };
         let mut was_latest = false;
         let mut removed = false;
         let mut was_marker = false;
@@ -270,10 +278,10 @@ impl Store {
                     Err(e) => return Err(io_err(e, &what)),
                 };
                 if !marker {
-                    self.check_unlocked(bucket, versions.as_fd(), &file, bypass, &what)?;
+                    lock::check_entry_unlocked(versions.as_fd(), &file, bypass, &what)?;
                 }
                 let latest = match &cur_st {
-                    Some((c, _)) => !marker && c.st_ino == st.st_ino && c.st_dev == st.st_dev,
+                    Some((c, _, _)) => !marker && c.st_ino == st.st_ino && c.st_dev == st.st_dev,
                     // No object at the path: a marker is the latest if it
                     // is the newest entry.
                     None if marker => {
@@ -296,15 +304,15 @@ impl Store {
         if !removed {
             // `null` with no entry: the object at the path, if it has no id.
             match &cur_st {
-                Some((_, None)) if id == NULL_VERSION => {
-                    self.check_unlocked(bucket, dir.as_fd(), kp.name, bypass, &what)?;
+                Some((_, None, fd)) if id == NULL_VERSION => {
+                    self.check_path_unlocked(bucket, fd.as_ref(), bypass, &what)?;
                     was_latest = true
                 }
                 // The object at the path is this version, but its entry is
                 // gone (removed by a concurrent delete while it was being
                 // made current again): it is still that version.
-                Some((_, Some(v))) if v == id => {
-                    self.check_unlocked(bucket, dir.as_fd(), kp.name, bypass, &what)?;
+                Some((_, Some(v), fd)) if v == id => {
+                    self.check_path_unlocked(bucket, fd.as_ref(), bypass, &what)?;
                     was_latest = true
                 }
                 _ => return Ok(false),
