@@ -261,6 +261,8 @@ forward! {
         cond: &DeleteCondition,
     ) -> Result<bool>;
     fn list_object_versions(&self, bucket: &str, req: &VersionsRequest) -> Result<VersionsPage>;
+    fn version_permissions(&self, bucket: &str, key: &str, id: &str) -> Result<Permissions>;
+    fn set_version_permissions(&self, bucket: &str, key: &str, id: &str, change: &PermissionChange) -> Result<()>;
     fn bucket_lifecycle(&self, bucket: &str) -> Result<Option<Vec<LifecycleRule>>>;
     fn put_bucket_lifecycle(&self, bucket: &str, rules: &[LifecycleRule]) -> Result<()>;
     fn delete_bucket_lifecycle(&self, bucket: &str) -> Result<()>;

@@ -201,6 +201,39 @@ impl Store {
         apply(&fd, &st, change, bucket_owner, &what)
     }
 
+    /// The permissions of version `id` of `key` (its own file: the key's
+    /// path shares it while it is the current version).
+    pub fn version_permissions(&self, bucket: &str, key: &str, id: &str) -> Result<Permissions> {
+        let (fd, what) = self.open_version_fd(bucket, key, id)?;
+        read_permissions(&fd, &what)
+    }
+
+    /// Changes the permissions of version `id` of `key`, as
+    /// [`Store::set_permissions`] does those of the current one.
+    pub fn set_version_permissions(
+        &self,
+        bucket: &str,
+        key: &str,
+        id: &str,
+        change: &PermissionChange,
+    ) -> Result<()> {
+        let (fd, what) = self.open_version_fd(bucket, key, id)?;
+        let st = crate::fscalls::fstat(&fd).map_err(|e| S3Error::from_io(&e.into(), &what))?;
+        let bucket_owner = match change.bucket_owner {
+            0 => None,
+            _ => Some(self.bucket_owner(bucket)?),
+        };
+        apply(&fd, &st, change, bucket_owner, &what)
+    }
+
+    fn open_version_fd(&self, bucket: &str, key: &str, id: &str) -> Result<(OwnedFd, String)> {
+        let (_, file) = self.open_version(bucket, key, id)?;
+        Ok((
+            OwnedFd::from(file),
+            format!("{bucket}/{key} (version {id})"),
+        ))
+    }
+
     /// [`apply`] to a new object's temporary, before it is published: the
     /// bucket's owner looked up if the change names it.
     pub(crate) fn apply_to_new(

@@ -1,6 +1,6 @@
 //! ACLs and object ownership as S3 clients read and set them.
 
-use super::{null_version, run, Engine};
+use super::{run, Engine};
 use crate::{acl, owners};
 use s3hpc_store::PermissionChange;
 use s3s::dto::*;
@@ -67,8 +67,9 @@ fn put_acl(
     asked: &acl::Asked<'_>,
     bucket: &str,
     key: Option<&str>,
+    version: Option<&str>,
 ) -> S3Result<()> {
-    let now = run(|| engine.store.permissions(bucket, key))?;
+    let now = permissions(engine, bucket, key, version)?;
     let target = acl::Target {
         bucket: key.is_none(),
         owner: now.uid,
@@ -79,7 +80,38 @@ fn put_acl(
             "no ACL given: send x-amz-acl, x-amz-grant-* headers or an AccessControlPolicy"
         )
     })?;
-    run(|| engine.store.set_permissions(bucket, key, &change))
+    run(|| match (key, version) {
+        (Some(key), Some(v)) => engine
+            .store
+            .set_version_permissions(bucket, key, v, &change),
+        _ => engine.store.set_permissions(bucket, key, &change),
+    })
+}
+
+/// The permissions of a bucket, an object, or one version of an object.
+fn permissions(
+    engine: &Engine,
+    bucket: &str,
+    key: Option<&str>,
+    version: Option<&str>,
+) -> S3Result<s3hpc_store::Permissions> {
+    run(|| match (key, version) {
+        (Some(key), Some(v)) => engine.store.version_permissions(bucket, key, v),
+        _ => engine.store.permissions(bucket, key),
+    })
+}
+
+/// The version an object ACL call names: None for the current one (no id,
+/// or `null`, which is the current object where it has no id).
+fn named_version(v: Option<&str>) -> S3Result<Option<&str>> {
+    match v {
+        None | Some("") | Some("null") => Ok(None),
+        Some(v) if s3hpc_store::is_version_id(v) => Ok(Some(v)),
+        Some(v) => Err(s3_error!(
+            NoSuchVersion,
+            "no version {v:?}: not an id s3hpc makes"
+        )),
+    }
 }
 
 pub(super) async fn get_bucket_acl(
@@ -101,7 +133,7 @@ pub(super) async fn put_bucket_acl(
     let i = req.input;
     let canned = i.acl.as_ref().map(|a| a.as_str());
     let asked = asked!(i, canned, i.access_control_policy.as_ref());
-    put_acl(engine, &asked, &i.bucket, None)?;
+    put_acl(engine, &asked, &i.bucket, None, None)?;
     Ok(S3Response::new(PutBucketAclOutput {}))
 }
 
@@ -110,8 +142,8 @@ pub(super) async fn get_object_acl(
     req: S3Request<GetObjectAclInput>,
 ) -> S3Result<S3Response<GetObjectAclOutput>> {
     let i = req.input;
-    null_version(i.version_id.as_deref())?;
-    let p = run(|| engine.store.permissions(&i.bucket, Some(&i.key)))?;
+    let version = named_version(i.version_id.as_deref())?;
+    let p = permissions(engine, &i.bucket, Some(&i.key), version)?;
     let (owner, grants) = acl::view(&p, false, &engine.owners);
     Ok(S3Response::new(GetObjectAclOutput {
         grants: Some(grants),
@@ -125,10 +157,10 @@ pub(super) async fn put_object_acl(
     req: S3Request<PutObjectAclInput>,
 ) -> S3Result<S3Response<PutObjectAclOutput>> {
     let i = req.input;
-    null_version(i.version_id.as_deref())?;
+    let version = named_version(i.version_id.as_deref())?;
     let canned = i.acl.as_ref().map(|a| a.as_str());
     let asked = asked!(object i, canned, i.access_control_policy.as_ref());
-    put_acl(engine, &asked, &i.bucket, Some(&i.key))?;
+    put_acl(engine, &asked, &i.bucket, Some(&i.key), version)?;
     Ok(S3Response::new(PutObjectAclOutput::default()))
 }
 
