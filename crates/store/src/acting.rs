@@ -244,6 +244,12 @@ forward! {
         opts: &PutOptions,
     ) -> Result<(String, Option<String>)>;
     fn delete_object_versioned(&self, bucket: &str, key: &str) -> Result<Option<String>>;
+    fn delete_object_versioned_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        cond: &DeleteCondition,
+    ) -> Result<Option<String>>;
     fn get_object_version(
         &self,
         bucket: &str,

@@ -37,11 +37,7 @@ impl Store {
             return self.delete_object(bucket, key);
         }
         if self.versioning_of(bucket)? != crate::Versioning::Off {
-            return Err(s3err!(
-                NotImplemented,
-                "{bucket}/{key}: conditional deletes (If-Match, size, time) in a bucket with \
-                 versioning are not supported yet; delete without the condition"
-            ));
+            return self.delete_object_versioned_if(bucket, key, cond).map(drop);
         }
         validate_bucket_name(bucket)?;
         validate_key(key)?;
@@ -89,6 +85,53 @@ impl Store {
             }
         }
         bucket_or_gone()
+    }
+
+    /// A conditional DELETE without a version id where the bucket has
+    /// versioning: a delete marker if `cond` holds for the current object
+    /// (its id returned). The object is locked as for a conditional PUT,
+    /// so conditional writers and deletes of the key are ordered; an
+    /// unconditional PUT between the check and the marker is hidden by the
+    /// marker (its version stays). With a delete marker as the latest,
+    /// only `If-Match: *` holds, as in S3; a key with no versions at all is
+    /// deleted whatever the conditions.
+    pub fn delete_object_versioned_if(
+        &self,
+        bucket: &str,
+        key: &str,
+        cond: &DeleteCondition,
+    ) -> Result<Option<String>> {
+        if cond.is_none() || self.versioning_of(bucket)? == crate::Versioning::Off {
+            return self.delete_object_if(bucket, key, cond).map(|()| None);
+        }
+        validate_bucket_name(bucket)?;
+        validate_key(key)?;
+        let rel = dir_rel(bucket, split_key(key).dir);
+        let dirfd = match self.dirs.get(self.root_fd.as_fd(), &rel) {
+            Ok(fd) => fd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.head_bucket(bucket)?;
+                return Ok(None);
+            }
+            Err(e) => return Err(S3Error::from_io(&e, &format!("{bucket}/{key}"))),
+        };
+        let Some(locked) = self.lock_object(&dirfd, bucket, key)? else {
+            let any = cond.etag.as_deref() == Some("*")
+                && cond.size.is_none()
+                && cond.last_modified.is_none();
+            if !any && self.latest_delete_marker(bucket, key).is_some() {
+                return Err(s3err!(
+                    PreconditionFailed,
+                    "{bucket}/{key} is deleted (its latest version is a delete marker), so \
+                     only If-Match: * holds"
+                ));
+            }
+            return Ok(None);
+        };
+        check(bucket, key, cond, &locked.info)?;
+        let marker = self.delete_object_versioned(bucket, key)?;
+        drop(locked);
+        Ok(marker)
     }
 
     fn delete_locked(

@@ -434,3 +434,39 @@ fn a_packed_bucket_lists_its_objects_as_null_versions() {
     got.body.read_to_end(&mut body).unwrap();
     assert_eq!(body, b"small");
 }
+
+#[test]
+fn conditional_deletes_without_an_id_leave_a_marker_only_when_they_hold() {
+    let env = enabled();
+    let s = &env.store;
+    let cond = |etag: &str| DeleteCondition {
+        etag: Some(etag.to_string()),
+        ..Default::default()
+    };
+    // A key with no versions at all: deleted whatever the condition.
+    assert_eq!(
+        s.delete_object_versioned_if(BUCKET, "k", &cond("\"bad\""))
+            .unwrap(),
+        None
+    );
+    let etag = env.put("k", b"v");
+    assert_eq!(
+        code(s.delete_object_versioned_if(BUCKET, "k", &cond("\"bad\""))),
+        ErrorCode::PreconditionFailed
+    );
+    let marker = s
+        .delete_object_versioned_if(BUCKET, "k", &cond(&etag))
+        .unwrap();
+    assert!(marker.is_some());
+    assert_eq!(history(&env, "k").len(), 2);
+    // The latest is a marker: only `*` holds.
+    assert_eq!(
+        s.delete_object_versioned_if(BUCKET, "k", &cond("*"))
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        code(s.delete_object_versioned_if(BUCKET, "k", &cond("\"bad\""))),
+        ErrorCode::PreconditionFailed
+    );
+}

@@ -263,10 +263,13 @@ fn delete_one(
                 version_id: marker,
             })
         }
-        None => engine
-            .store
-            .delete_object_if(bucket, key, cond)
-            .map(|()| Deleted::default()),
+        None => {
+            let marker = engine.store.delete_object_versioned_if(bucket, key, cond)?;
+            Ok(Deleted {
+                delete_marker: marker.is_some().then_some(true),
+                version_id: marker,
+            })
+        }
     }
 }
 
