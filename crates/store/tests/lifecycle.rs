@@ -176,3 +176,20 @@ fn reads_announce_the_expiry_s3_would() {
     assert!(after > Duration::from_secs(2 * 86_400) && after <= Duration::from_secs(3 * 86_400));
     assert_eq!(env.store.key_expiration(BUCKET, "new/a").unwrap(), None);
 }
+
+#[test]
+fn a_bucket_with_rules_can_still_be_deleted() {
+    let env = Env::new();
+    env.put("old/a", b"x");
+    let mut r = rule("old/");
+    r.expiration = Some(Expiration::Days(1));
+    env.store.put_bucket_lifecycle(BUCKET, &[r]).unwrap();
+    let hour = Duration::from_secs(3600);
+    let done = env
+        .store
+        .apply_lifecycles(|| later(2), hour, &SweepPace::FULL)
+        .unwrap();
+    assert_eq!(done.expired, 1);
+    // Its turn files are the engine's: they go with the bucket.
+    env.store.delete_bucket(BUCKET).unwrap();
+}

@@ -133,6 +133,20 @@ fn rule_of(n: usize, r: &LifecycleRule) -> S3Result<Rule> {
              system, so there is nowhere to move objects to; use Expiration instead"
         ));
     }
+    let malformed = |why: &str| Err(s3_error!(MalformedXML, "lifecycle rule: {why}"));
+    if r.prefix.is_some() && r.filter.is_some() {
+        return malformed("a rule takes Prefix or Filter, not both");
+    }
+    let e = r.expiration.as_ref();
+    if e.and_then(|e| e.expired_object_delete_marker).is_some()
+        && (e.and_then(|e| e.days).is_some() || e.and_then(|e| e.date.as_ref()).is_some())
+    {
+        return malformed("ExpiredObjectDeleteMarker goes alone, without Days or Date");
+    }
+    let noncurrent = r.noncurrent_version_expiration.as_ref();
+    if noncurrent.is_some_and(|n| n.noncurrent_days.is_none()) {
+        return malformed("NoncurrentVersionExpiration takes NoncurrentDays");
+    }
     let mut filter = LifecycleFilter::default();
     let legacy_prefix = r.filter.is_none();
     if let Some(p) = &r.prefix {
@@ -160,7 +174,6 @@ fn rule_of(n: usize, r: &LifecycleRule) -> S3Result<Rule> {
                 .or(and.and_then(|a| a.object_size_less_than)),
         )?;
     }
-    let e = r.expiration.as_ref();
     let expiration = match (e.and_then(|e| e.days), e.and_then(|e| e.date.as_ref())) {
         (Some(_), Some(_)) => {
             return Err(s3_error!(
@@ -174,7 +187,6 @@ fn rule_of(n: usize, r: &LifecycleRule) -> S3Result<Rule> {
         )),
         (None, None) => None,
     };
-    let noncurrent = r.noncurrent_version_expiration.as_ref();
     Ok(Rule {
         id: r.id.clone().unwrap_or_else(|| generated_id(n)),
         enabled: r.status.as_str() == ExpirationStatus::ENABLED,
