@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// The directory of a bucket's turn files: `N` for period N.
-const TURNS_DIR: &str = ".s3hpc-lifecycle";
+/// A bucket's turn files: `.s3hpc-lifecycle.N` for period N.
+const TURN_PREFIX: &str = ".s3hpc-lifecycle.";
 
 /// What a pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -113,14 +113,9 @@ impl Store {
     /// periods long past go; the last two stay, so that a server whose
     /// clock lags cannot take a turn that was just taken.
     fn take_turn(&self, bucket: &str, now: SystemTime, period: Duration) -> bool {
-        let Ok((bucket_dir, _)) = self.open_target(bucket, None) else {
-            return false;
-        };
-        // In a directory of their own: the bucket's own directory (whose
-        // time tells its creation where there is no birth time) stays as it is.
-        let _ = crate::fscalls::mkdirat(&bucket_dir, TURNS_DIR, Mode::from_bits_truncate(0o700));
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let Ok(dir) = crate::fscalls::openat(&bucket_dir, TURNS_DIR, flags, Mode::empty()) else {
+        // Files of the bucket's own directory (a directory of them would be
+        // the server's, which a user deleting the bucket could not clear).
+        let Ok((dir, _)) = self.open_target(bucket, None) else {
             return false;
         };
         let n =
@@ -128,14 +123,15 @@ impl Store {
         let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC;
         let mine = crate::fscalls::openat(
             &dir,
-            n.to_string().as_str(),
+            format!("{TURN_PREFIX}{n}").as_str(),
             flags,
             Mode::from_bits_truncate(0o600),
         )
         .is_ok();
         if mine {
             for old in n.saturating_sub(6)..n.saturating_sub(2) {
-                let _ = crate::fscalls::unlinkat(&dir, old.to_string().as_str(), AtFlags::empty());
+                let name = format!("{TURN_PREFIX}{old}");
+                let _ = crate::fscalls::unlinkat(&dir, name.as_str(), AtFlags::empty());
             }
         }
         mine
