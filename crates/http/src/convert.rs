@@ -51,11 +51,13 @@ pub fn timestamp(t: SystemTime) -> Timestamp {
 
 /// A delete's conditions (DeleteObject's `If-Match`,
 /// `x-amz-if-match-last-modified-time` and `x-amz-if-match-size`, or a
-/// DeleteObjects entry's `ETag`, `LastModifiedTime` and `Size`).
+/// DeleteObjects entry's `ETag`, `LastModifiedTime` and `Size`), and the
+/// request's `x-amz-bypass-governance-retention`.
 pub fn delete_condition(
     etag: Option<&str>,
     last_modified: Option<Timestamp>,
     size: Option<i64>,
+    bypass_governance: Option<bool>,
 ) -> s3hpc_store::Result<s3hpc_store::DeleteCondition> {
     let size = size
         .map(|n| {
@@ -71,7 +73,7 @@ pub fn delete_condition(
         etag: etag.map(|e| if e == "*" { e.to_string() } else { quote(e) }),
         last_modified: last_modified.map(|t| time::OffsetDateTime::from(t).into()),
         size,
-        bypass_governance: false,
+        bypass_governance: bypass_governance.unwrap_or(false),
     })
 }
 

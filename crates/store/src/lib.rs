@@ -27,6 +27,7 @@ mod nested;
 mod object;
 mod packed;
 mod parts;
+mod per_bucket;
 mod perms;
 mod probe;
 mod put;
@@ -96,9 +97,9 @@ pub struct Store {
     /// What the data root's file system can do, probed at open.
     profile: FsProfile,
     /// Which buckets keep versions, as this process last looked.
-    versionings: versions::States,
+    versionings: per_bucket::PerBucket<versions::Setting>,
     /// Each bucket's lifecycle rules as last read (for `x-amz-expiration`).
-    lifecycles: lifecycle::Known,
+    lifecycles: per_bucket::PerBucket<lifecycle::Rules>,
 }
 
 impl Store {

@@ -215,12 +215,9 @@ pub(super) async fn delete_object(
         i.if_match.as_ref().map(convert::if_match_etag),
         i.if_match_last_modified_time,
         i.if_match_size,
+        i.bypass_governance_retention,
     )
     .map_err(s3_error)?;
-    let cond = s3hpc_store::DeleteCondition {
-        bypass_governance: i.bypass_governance_retention.unwrap_or(false),
-        ..cond
-    };
     let out = run(|| delete_one(engine, &i.bucket, &i.key, i.version_id.as_deref(), &cond))?;
     Ok(S3Response::new(DeleteObjectOutput {
         delete_marker: out.delete_marker,
@@ -332,7 +329,6 @@ pub(super) async fn delete_objects(
     }
     run(|| engine.store.head_bucket(&i.bucket))?;
     let quiet = i.delete.quiet.unwrap_or(false);
-    let bypass_governance = i.bypass_governance_retention.unwrap_or(false);
     let (mut deleted, mut errors) = (Vec::new(), Vec::new());
     tokio::task::block_in_place(|| {
         for o in i.delete.objects {
@@ -340,11 +336,8 @@ pub(super) async fn delete_objects(
                 o.e_tag.as_ref().map(|e| e.value()),
                 o.last_modified_time.clone(),
                 o.size,
+                i.bypass_governance_retention,
             )
-            .map(|cond| s3hpc_store::DeleteCondition {
-                bypass_governance,
-                ..cond
-            })
             .and_then(|cond| delete_one(engine, &i.bucket, &o.key, o.version_id.as_deref(), &cond));
             match result {
                 Ok(_) if quiet => {}

@@ -5,7 +5,7 @@
 //! turn, by creating its turn file with O_EXCL, so several gateways on one
 //! file system apply each rule once.
 
-use super::{Expiration, LifecycleRule};
+use super::{Expiration, LifecycleFilter, LifecycleRule};
 use crate::meta::StoredMeta;
 use crate::versions::{KeyVersion, VersionsRequest};
 use crate::SweepPace;
@@ -55,10 +55,7 @@ impl LifecycleClock {
     /// Whether `days` rule days after `t` have passed, counted as S3
     /// counts them: to the next day boundary (midnight UTC).
     fn due(&self, t: SystemTime, days: u32) -> bool {
-        let day = self.day.as_secs().max(1);
-        let end = t + Duration::from_secs(day * u64::from(days));
-        let end = end.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
-        UNIX_EPOCH + Duration::from_secs(end.div_ceil(day) * day) <= self.now
+        super::expiry(t, days, self.day) <= self.now
     }
 }
 
@@ -213,8 +210,7 @@ impl Store {
                     Some(Expiration::Date(t)) => t <= clock.now,
                     None => false,
                 };
-                when && r.filter.matches_size(size)
-                    && tags.have(self, bucket, key, cur, &r.filter.tags)
+                when && r.filter.matches_size(size) && tags.have(self, bucket, key, cur, &r.filter)
             });
             if expired && self.expire_current(bucket, key, cur).is_ok() {
                 done.expired += 1;
@@ -256,7 +252,7 @@ impl Store {
                     && r.newer_noncurrent_versions
                         .is_none_or(|n| newer_noncurrent >= n)
                     && r.filter.matches_size(size)
-                    && tags.have(self, bucket, key, v, &r.filter.tags)
+                    && tags.have(self, bucket, key, v, &r.filter)
             });
             newer_noncurrent += 1;
             if !remove {
@@ -338,9 +334,9 @@ impl TagsOf {
         bucket: &str,
         key: &str,
         v: &KeyVersion,
-        want: &BTreeMap<String, String>,
+        want: &LifecycleFilter,
     ) -> bool {
-        if want.is_empty() {
+        if want.tags.is_empty() {
             return true;
         }
         let tags = self.0.entry(v.version_id.clone()).or_insert_with(|| {
@@ -351,6 +347,6 @@ impl TagsOf {
                 .and_then(|(_, f)| read(f))
                 .unwrap_or_default()
         });
-        want.iter().all(|(k, val)| tags.get(k) == Some(val))
+        want.matches_tags(tags)
     }
 }

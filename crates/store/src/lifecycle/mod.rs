@@ -7,9 +7,9 @@ mod apply;
 use crate::bucket_config::{read_doc, write_doc};
 use crate::meta::{put_str, Reader};
 use crate::*;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use apply::{LifecycleClock, LifecycleDone};
 
@@ -38,6 +38,21 @@ impl LifecycleFilter {
         self.size_greater_than.is_none_or(|n| size > n)
             && self.size_less_than.is_none_or(|n| size < n)
     }
+
+    /// Whether an object with tags `have` has every tag the filter names.
+    fn matches_tags(&self, have: &BTreeMap<String, String>) -> bool {
+        self.tags.iter().all(|(k, v)| have.get(k) == Some(v))
+    }
+}
+
+/// When something made at `t` expires after `days` days of length `day`:
+/// at the first day boundary after it (midnight UTC for real days), as S3
+/// counts them.
+pub(crate) fn expiry(t: SystemTime, days: u32, day: Duration) -> SystemTime {
+    let day = day.as_secs().max(1);
+    let end = t + Duration::from_secs(day * u64::from(days));
+    let end = end.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    UNIX_EPOCH + Duration::from_secs(end.div_ceil(day) * day)
 }
 
 /// When a rule expires current versions.
@@ -185,34 +200,20 @@ pub(crate) fn decode(buf: &[u8]) -> Option<Vec<LifecycleRule>> {
     Some(rules)
 }
 
-/// How long a bucket's rules are trusted before they are read again.
-const RECHECK: Duration = Duration::from_secs(1);
-
-/// Each bucket's rules as this process last read them.
-type Rules = Option<Arc<Vec<LifecycleRule>>>;
-#[derive(Default)]
-pub(crate) struct Known(Mutex<HashMap<String, (Rules, Instant)>>);
+/// A bucket's rules as this process last read them.
+pub(crate) type Rules = Option<Arc<Vec<LifecycleRule>>>;
 
 /// S3's day for announcing expirations, whatever a test's pass uses.
-const DAY: u64 = 86_400;
-
-/// The midnight (UTC) at or after `t`: S3 expires on day boundaries.
-fn next_midnight(t: SystemTime) -> SystemTime {
-    let s = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
-    UNIX_EPOCH + Duration::from_secs(s.div_ceil(DAY) * DAY)
-}
+const DAY: Duration = Duration::from_secs(86_400);
 
 impl Store {
     /// The bucket's rules, read at most once a second.
     fn known_lifecycle(&self, bucket: &str) -> Rules {
-        if let Some((r, at)) = self.lifecycles.0.lock().unwrap().get(bucket) {
-            if at.elapsed() < RECHECK {
-                return r.clone();
-            }
+        if let Some((r, true)) = self.lifecycles.get(bucket) {
+            return r;
         }
         let rules = self.bucket_lifecycle(bucket).ok().flatten().map(Arc::new);
-        let mut known = self.lifecycles.0.lock().unwrap();
-        known.insert(bucket.to_string(), (rules.clone(), Instant::now()));
+        self.lifecycles.put(bucket, rules.clone());
         rules
     }
 
@@ -232,6 +233,11 @@ impl Store {
         let mut tags = None;
         let mut best: Option<(SystemTime, String)> = None;
         for r in rules.iter().filter(|r| r.enabled) {
+            let when = match r.expiration {
+                Some(Expiration::Days(d)) => expiry(info.last_modified, d, DAY),
+                Some(Expiration::Date(t)) => t,
+                None => continue,
+            };
             let f = &r.filter;
             if !f.matches_key(&info.key) || !f.matches_size(info.size) {
                 continue;
@@ -241,17 +247,10 @@ impl Store {
                     self.get_object_tagging(bucket, &info.key)
                         .unwrap_or_default()
                 });
-                if !f.tags.iter().all(|(k, v)| have.get(k) == Some(v)) {
+                if !f.matches_tags(have) {
                     continue;
                 }
             }
-            let when = match r.expiration {
-                Some(Expiration::Days(d)) => {
-                    next_midnight(info.last_modified + Duration::from_secs(u64::from(d) * DAY))
-                }
-                Some(Expiration::Date(t)) => t,
-                None => continue,
-            };
             if best.as_ref().is_none_or(|(t, _)| when < *t) {
                 best = Some((when, r.id.clone()));
             }
@@ -296,7 +295,7 @@ impl Store {
         }
         let (fd, what) = self.open_owned(bucket, DOC)?;
         write_doc(&fd, DOC, Some(&encode(rules)), &what)?;
-        self.lifecycles.0.lock().unwrap().remove(bucket);
+        self.lifecycles.forget(bucket);
         Ok(())
     }
 
@@ -304,7 +303,7 @@ impl Store {
     pub fn delete_bucket_lifecycle(&self, bucket: &str) -> Result<()> {
         let (fd, what) = self.open_owned(bucket, DOC)?;
         write_doc(&fd, DOC, None, &what)?;
-        self.lifecycles.0.lock().unwrap().remove(bucket);
+        self.lifecycles.forget(bucket);
         Ok(())
     }
 }

@@ -11,16 +11,7 @@ use crate::names::SELF_ENTRY;
 use crate::ErrorCode;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
-use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::time::{Duration, Instant};
-
-/// How long a bucket's state is trusted before it is read again.
-const RECHECK: Duration = Duration::from_secs(1);
-
-/// What this process last read of each bucket's versioning.
-#[derive(Default)]
-pub(crate) struct States(pub(super) std::sync::Mutex<HashMap<String, (Setting, Instant)>>);
 
 /// The entry a write made for its new version: removed if the write
 /// fails before its file is published. A `null` version is linked under a
@@ -80,16 +71,13 @@ impl Store {
     /// The bucket's setting (versioning and object lock), as
     /// [`Store::versioning_of`] reads it.
     pub(crate) fn setting_of(&self, bucket: &str) -> Result<Setting> {
-        let known = self.versionings.0.lock().unwrap().get(bucket).copied();
-        if let Some((v, at)) = known {
-            if at.elapsed() < RECHECK {
-                return Ok(v);
-            }
+        let known = self.versionings.get(bucket);
+        if let Some((v, true)) = known {
+            return Ok(v);
         }
         match self.bucket_setting(bucket) {
             Ok(v) => {
-                let mut states = self.versionings.0.lock().unwrap();
-                states.insert(bucket.to_string(), (v, Instant::now()));
+                self.versionings.put(bucket, v);
                 Ok(v)
             }
             // Read by someone else before (the state is the bucket's, not

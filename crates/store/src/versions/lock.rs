@@ -1,8 +1,8 @@
-//! Object lock (docs/src/design/object-lock.md): a bucket's lock is part of
-//! its versioning setting (one attribute, read and cached together), and
-//! each version's retention and legal hold are records of its metadata
-//! attribute, on the inode that the version's entry and the key's path
-//! share. Every transport deletes through the engine, so every one of them
+//! Object lock (docs/src/design/object-lock.md): a bucket's lock is an
+//! attribute of its directory beside its versioning state (read and cached
+//! with it), and each version's retention and legal hold are records of
+//! its metadata attribute, on the inode that the version's entry and the
+//! key's path share. Every transport deletes through the engine, so every one of them
 //! meets the same check.
 
 use super::*;
@@ -53,6 +53,18 @@ pub struct Retention {
 impl Retention {
     fn in_force(&self, now: SystemTime) -> bool {
         self.until > now
+    }
+
+    /// S3's refusal of a retain-until date that has passed.
+    fn must_be_future(&self) -> Result<()> {
+        if self.in_force(SystemTime::now()) {
+            return Ok(());
+        }
+        Err(s3err!(
+            InvalidArgument,
+            "the object lock retain-until date {} is in the past; it must be in the future",
+            humantime::format_rfc3339_seconds(self.until)
+        ))
     }
 
     /// `MODE MILLIS` (milliseconds since the epoch), as the attribute keeps it.
@@ -236,16 +248,10 @@ impl Store {
         bypass: bool,
     ) -> Result<()> {
         self.locked_bucket(bucket)?;
-        let now = SystemTime::now();
         if let Some(r) = &retention {
-            if !r.in_force(now) {
-                return Err(s3err!(
-                    InvalidArgument,
-                    "the retain-until date {} is in the past; it must be in the future",
-                    humantime::format_rfc3339_seconds(r.until)
-                ));
-            }
+            r.must_be_future()?;
         }
+        let now = SystemTime::now();
         let (file, mut stored, what) = self.lock_target(bucket, key, id)?;
         if let Some(old) = stored.retention.filter(|o| o.in_force(now)) {
             let weakened = match retention {
@@ -354,14 +360,7 @@ impl Store {
             None => return Ok(()),
         };
         if let Some(r) = stored.retention.as_ref().filter(|_| check_date) {
-            if !r.in_force(SystemTime::now()) {
-                return Err(s3err!(
-                    InvalidArgument,
-                    "the object lock retain-until date {} is in the past; it must be in \
-                     the future",
-                    humantime::format_rfc3339_seconds(r.until)
-                ));
-            }
+            r.must_be_future()?;
         }
         if let (None, Some((mode, period))) = (stored.retention, lock.default) {
             stored.retention = Some(Retention {
@@ -371,9 +370,7 @@ impl Store {
         }
         Ok(())
     }
-}
 
-impl Store {
     /// [`check_file_unlocked`] of the object at a key's path, open as `fd`
     /// (None: this user may not read it, so where the bucket has object
     /// lock it cannot be shown unlocked).

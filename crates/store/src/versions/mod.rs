@@ -12,7 +12,6 @@ mod read;
 
 use crate::bucket_config::{read_doc, write_doc};
 use crate::*;
-pub(crate) use keep::States;
 pub use list::{VersionsPage, VersionsRequest};
 pub(crate) use lock::rewrite_meta;
 pub use lock::{LockMode, ObjectLockConfig, ObjectLockState, Retention, RetentionPeriod};
@@ -213,11 +212,7 @@ impl Store {
             write_doc(&fd, LOCK_SETTING, None, &what)?;
             return Err(packed());
         }
-        self.versionings
-            .0
-            .lock()
-            .unwrap()
-            .insert(bucket.to_string(), (setting, std::time::Instant::now()));
+        self.versionings.put(bucket, setting);
         Ok(())
     }
 }
