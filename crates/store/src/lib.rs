@@ -98,6 +98,8 @@ pub struct Store {
     profile: FsProfile,
     /// Which buckets keep versions, as this process last looked.
     versionings: per_bucket::PerBucket<versions::Setting>,
+    /// The sorted indexes of versions directories recently read.
+    version_indexes: versions::IndexCache,
     /// Each bucket's lifecycle rules as last read (for `x-amz-expiration`).
     lifecycles: per_bucket::PerBucket<lifecycle::Rules>,
 }
@@ -157,6 +159,7 @@ impl Store {
             dir_size_counts_entries: fs_type == TMPFS_MAGIC,
             profile,
             versionings: Default::default(),
+            version_indexes: Default::default(),
             lifecycles: Default::default(),
         })
     }

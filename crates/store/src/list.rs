@@ -115,7 +115,7 @@ struct Walk<'a> {
 }
 
 /// Whether the walk should go on.
-type Flow = std::ops::ControlFlow<()>;
+pub(crate) type Flow = std::ops::ControlFlow<()>;
 
 impl Store {
     pub fn list_objects(&self, bucket: &str, req: &ListRequest) -> Result<ListPage> {
@@ -287,6 +287,40 @@ impl Store {
             }
         }
         read_window(dirfd, from, limit, ahead)
+    }
+
+    /// The entries of directory `rel` in key order, from the first whose
+    /// sort key (`name`, or `name/` for a subdirectory) is at or after
+    /// `from`, read through the listing's windows (and their cache), until
+    /// `each` (given the sort key and whether it is a subdirectory)
+    /// breaks.
+    pub(crate) fn each_entry(
+        &self,
+        rel: &str,
+        from: &str,
+        mut each: impl FnMut(&str, bool) -> Flow,
+    ) {
+        let mut bound = (!from.is_empty()).then(|| Bound {
+            key: from.into(),
+            inclusive: true,
+        });
+        loop {
+            let Some((_, w)) = self.window(rel, bound.as_ref(), None) else {
+                return;
+            };
+            let start = w
+                .entries
+                .partition_point(|e| e.sort_key.as_bytes() < from.as_bytes());
+            for e in &w.entries[start..] {
+                if each(&e.sort_key, e.kind == Kind::Dir).is_break() {
+                    return;
+                }
+            }
+            bound = w.next();
+            if bound.is_none() {
+                return;
+            }
+        }
     }
 
     /// Tests: listing windows of `entries` entries (0: as sized normally),

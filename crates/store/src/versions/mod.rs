@@ -5,6 +5,7 @@
 //! file); ids sort newest first, so a byte sort of a key's entries is its
 //! history.
 
+mod index;
 mod keep;
 mod list;
 mod lock;
@@ -12,6 +13,7 @@ mod read;
 
 use crate::bucket_config::{read_doc, write_doc};
 use crate::*;
+pub(crate) use index::IndexCache;
 pub use list::{VersionsPage, VersionsRequest};
 pub(crate) use lock::rewrite_meta;
 pub use lock::{LockMode, ObjectLockConfig, ObjectLockState, Retention, RetentionPeriod};

@@ -153,56 +153,89 @@ impl Store {
         validate_bucket_name(bucket)?;
         validate_key(key)?;
         let kp = split_key(key);
-        let what = format!("the versions of {bucket}/{key}");
         let dir = match self.key_dir(bucket, kp.dir, key, "") {
             Ok(d) => d,
             Err(e) if e.code == ErrorCode::NoSuchVersion => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let current = keep::current_stat(dir.as_fd(), kp.name).map_err(|e| io_err(e, &what))?;
-        let mut out = Vec::new();
-        if let Ok(versions) = self.versions_dir(dir.as_fd(), false) {
-            for e in history(&versions, kp.name)? {
-                let is_latest = match &current {
-                    Some(cur) => {
-                        !e.marker && cur.st_ino == e.st.st_ino && cur.st_dev == e.st.st_dev
-                    }
-                    None => false,
-                };
-                let info = (!e.marker)
-                    .then(|| {
-                        let flags =
-                            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-                        let fd = openat(&versions, e.file.as_str(), flags, Mode::empty())?;
-                        let stored = match meta::has_meta(&e.st) {
-                            true => Some(StoredMeta::read_from(&fd)?),
-                            false => None,
-                        };
-                        let mut info = meta::object_info(key, &e.st, stored);
-                        info.version_id = Some(e.id.clone());
-                        std::io::Result::Ok(info)
-                    })
-                    .transpose()
-                    // A version this user may not read is listed by name.
-                    .unwrap_or(None);
-                out.push(KeyVersion {
-                    last_modified: meta::mtime(&e.st),
-                    version_id: e.id,
-                    is_latest,
-                    delete_marker: e.marker,
-                    info,
-                });
+        let history = match self.versions_dir(dir.as_fd(), false) {
+            Ok(versions) => {
+                let entries = history(&versions, kp.name)?;
+                Some((versions, entries))
+            }
+            Err(_) => None,
+        };
+        let history = history.as_ref().map(|(v, e)| (v, e.as_slice()));
+        self.key_versions(bucket, key, dir.as_fd(), history, None)
+    }
+
+    /// The versions of `key`, whose directory is `dir`: the latest first,
+    /// then newest first. `history`: its versions directory and its
+    /// entries there (sorted, `history`); `listed`: the object at its path
+    /// as a listing just gave it, if it did.
+    pub(super) fn key_versions(
+        &self,
+        bucket: &str,
+        key: &str,
+        dir: BorrowedFd<'_>,
+        history: Option<(&OwnedFd, &[HistoryEntry])>,
+        listed: Option<ObjectInfo>,
+    ) -> Result<Vec<KeyVersion>> {
+        let (versions, entries) = match history {
+            Some((v, e)) => (Some(v), e),
+            None => (None, &[][..]),
+        };
+        if entries.is_empty() {
+            // No versions: at most the object at the path, as `null`.
+            if let Some(info) = listed {
+                return Ok(vec![KeyVersion::null_latest(info)]);
             }
         }
+        let kp = split_key(key);
+        let what = format!("the versions of {bucket}/{key}");
+        let current = keep::current_stat(dir, kp.name).map_err(|e| io_err(e, &what))?;
+        let mut out = Vec::new();
+        for e in entries {
+            let is_latest = match &current {
+                Some(cur) => !e.marker && cur.st_ino == e.st.st_ino && cur.st_dev == e.st.st_dev,
+                None => false,
+            };
+            let info = (!e.marker)
+                .then(|| {
+                    let flags =
+                        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+                    let versions = versions.expect("entries come with their directory");
+                    let fd = openat(versions, e.file.as_str(), flags, Mode::empty())?;
+                    let stored = match meta::has_meta(&e.st) {
+                        true => Some(StoredMeta::read_from(&fd)?),
+                        false => None,
+                    };
+                    let mut info = meta::object_info(key, &e.st, stored);
+                    info.version_id = Some(e.id.clone());
+                    std::io::Result::Ok(info)
+                })
+                .transpose()
+                // A version this user may not read is listed by name.
+                .unwrap_or(None);
+            out.push(KeyVersion {
+                last_modified: meta::mtime(&e.st),
+                version_id: e.id.clone(),
+                is_latest,
+                delete_marker: e.marker,
+                info,
+            });
+        }
         match &current {
-            // The object from before versioning, never displaced.
             // The object at the path has no entry: written before
             // versioning, never displaced, so `null`.
             Some(st) if !out.iter().any(|v| v.is_latest) => {
                 // Its attributes if this user may read them; else its stat's.
-                let info = self
-                    .head_object(bucket, key)
-                    .unwrap_or_else(|_| meta::object_info(key, st, None));
+                let info = match listed {
+                    Some(info) => info,
+                    None => self
+                        .head_object(bucket, key)
+                        .unwrap_or_else(|_| meta::object_info(key, st, None)),
+                };
                 out.push(KeyVersion::null_latest(info));
             }
             Some(_) => {}
@@ -469,34 +502,53 @@ impl Store {
 }
 
 /// One entry of a key's history.
-struct HistoryEntry {
+pub(super) struct HistoryEntry {
     id: String,
     marker: bool,
     file: String,
     st: rustix::fs::Stat,
 }
 
-/// `name`'s entries among `versions`, newest first. An id carries its
-/// time; `null` has none of its own and goes by its file's mtime (the
-/// object's write, or the null marker's making).
+/// `name`'s entries among `versions`, newest first (see `history_of`).
 fn history(versions: &OwnedFd, name: &str) -> Result<Vec<HistoryEntry>> {
     let what = || format!("the versions of {name}");
-    let mut out = Vec::new();
+    let mut found = Vec::new();
     for e in read_dir(versions).map_err(|e| io_err(e, &what()))? {
         let e = e.map_err(|e| io_err(e, &what()))?;
         let Ok(file) = e.file_name().to_str() else {
             continue;
         };
-        let Some(v) = VersionEntry::parse(file).filter(|v| v.name == name) else {
-            continue;
-        };
-        let st = match statat(versions, file, AtFlags::SYMLINK_NOFOLLOW) {
+        if let Some(v) = VersionEntry::parse(file).filter(|v| v.name == name) {
+            found.push((v.id.to_string(), v.marker));
+        }
+    }
+    history_of(versions, name, found)
+}
+
+/// The entries `found` (id, marker) of `name` among `versions`, newest
+/// first. An id carries its time; `null` has none of its own and goes by
+/// its file's mtime (the object's write, or the null marker's making).
+/// An entry removed since its directory was read is left out.
+pub(super) fn history_of(
+    versions: &OwnedFd,
+    name: &str,
+    found: impl IntoIterator<Item = (String, bool)>,
+) -> Result<Vec<HistoryEntry>> {
+    let what = || format!("the versions of {name}");
+    let mut out = Vec::new();
+    for (id, marker) in found {
+        let file = VersionEntry {
+            name,
+            id: &id,
+            marker,
+        }
+        .file_name();
+        let st = match statat(versions, file.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => st,
-            // Removed since the directory was read.
             Err(Errno::NOENT) => continue,
             Err(e) => return Err(io_err(e, &what())),
         };
-        let order = match v.id {
+        let order = match id.as_str() {
             NULL_VERSION => {
                 let t = meta::mtime(&st)
                     .duration_since(std::time::UNIX_EPOCH)
@@ -505,7 +557,7 @@ fn history(versions: &OwnedFd, name: &str) -> Result<Vec<HistoryEntry>> {
             }
             id => id[..16].to_string(),
         };
-        out.push((order, v.id.to_string(), v.marker, file.to_string(), st));
+        out.push((order, id, marker, file, st));
     }
     out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
     Ok(out
