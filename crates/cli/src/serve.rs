@@ -139,6 +139,11 @@ pub struct ServeArgs {
     /// shorten it, as RGW's rgw_lc_debug_interval does.
     #[arg(long, value_name = "SECONDS", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..))]
     lifecycle_day: u64,
+    /// Write a bucket's server access logs (PutBucketLogging) into its
+    /// target bucket once the oldest record is this many seconds old (or
+    /// at shutdown); 0 turns bucket logging off (configurations are kept).
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    bucket_log_roll: u64,
 }
 
 /// The share of dead records that makes the sweep compact a closed pack.
@@ -423,6 +428,10 @@ pub fn run(a: ServeArgs, stop: &Stop) -> anyhow::Result<()> {
                 .map(|server| match &access_log {
                     Some(log) => server.with_access_log(log.clone()),
                     None => server,
+                })
+                .map(|server| {
+                    let roll = Duration::from_secs(a.bucket_log_roll);
+                    server.with_bucket_log_roll((!roll.is_zero()).then_some(roll))
                 })
                 .map(|server| match &metrics {
                     Some(m) => server.with_metrics(m.clone()),

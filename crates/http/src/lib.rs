@@ -22,6 +22,7 @@ mod acl;
 mod attributes_etag;
 mod auth;
 mod body;
+mod bucket_logs;
 mod checksums;
 pub mod chunked;
 mod convert;

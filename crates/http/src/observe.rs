@@ -9,6 +9,7 @@
 //! s3s decoded them, and the uid the request acts as.
 
 use crate::access_log::{AccessLog, Record};
+use crate::bucket_logs::{self, BucketLogs};
 use crate::error_header::WithErrorCode;
 use crate::metrics::{Metrics, Observation, Transport};
 use bytes::Bytes;
@@ -25,11 +26,13 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Instant, SystemTime};
 
-/// Where records go; at least one of the two is set.
+/// Where records go; at least one is set.
 #[derive(Default)]
 pub(crate) struct Watch {
     pub log: Option<Arc<AccessLog>>,
     pub metrics: Option<Arc<Metrics>>,
+    /// The logs delivered into buckets (PutBucketLogging).
+    pub bucket_logs: Option<Arc<BucketLogs>>,
 }
 
 /// What the layers below learn about a request, for its record.
@@ -43,6 +46,8 @@ pub(crate) struct RequestNote {
     /// The kind of key the request was signed with (`file`, `key`,
     /// `session`, `oidc`).
     key_kind: OnceLock<&'static str>,
+    /// The keys of a request about several (DeleteObjects).
+    keys: OnceLock<Vec<String>>,
 }
 
 const NO_UID: u64 = u64::MAX;
@@ -56,6 +61,7 @@ impl Default for RequestNote {
             uid: AtomicU64::new(NO_UID),
             bytes_in: AtomicU64::new(0),
             key_kind: OnceLock::new(),
+            keys: OnceLock::new(),
         }
     }
 }
@@ -129,6 +135,14 @@ pub(crate) fn note_identity(
     }
 }
 
+/// Notes the keys of a request about several (for bucket logs, which
+/// record each).
+pub(crate) fn note_keys(extensions: &hyper::http::Extensions, keys: Vec<String>) {
+    if let Some(note) = RequestNote::of(extensions) {
+        let _ = note.keys.set(keys);
+    }
+}
+
 /// The service: [`WithErrorCode`] with the records, for one connection.
 #[derive(Clone)]
 pub(crate) struct Observed {
@@ -144,7 +158,17 @@ impl hyper::service::Service<Request<Incoming>> for Observed {
     type Future = BoxFuture<'static, Result<Self::Response, HttpError>>;
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
-        let Some(watch) = &self.watch else {
+        // A request to a bucket with logging on is watched for its record.
+        let logged = self.watch.as_ref().and_then(|w| {
+            let logs = w.bucket_logs.as_ref()?;
+            let bucket = crate::sigv2_path::bucket_of(&req, &self.inner.virtual_hosts)?;
+            Some(logs.logged(bucket)?.map(|key| (logs.clone(), key)))
+        });
+        let watch = self
+            .watch
+            .as_ref()
+            .filter(|w| w.log.is_some() || w.metrics.is_some() || logged.is_some());
+        let Some(watch) = watch else {
             let answer = self.inner.call(req.map(s3s::Body::from));
             return Box::pin(async move { Ok(answer.await?.map(ObservedBody::unobserved)) });
         };
@@ -153,20 +177,32 @@ impl hyper::service::Service<Request<Incoming>> for Observed {
         if crate::sts::asked(&req) {
             let _ = note.operation.set("AssumeRoleWithWebIdentity".into());
         }
+        // Logs that are due are written before the request that finds them
+        // is served (it may be the one that looks for them).
+        let roll = logged.flatten();
         let (mut parts, body) = req.into_parts();
         let mut pending = Pending::start(watch.clone(), self, note.clone(), &parts);
         parts.extensions.insert(note.clone());
         let counted = Counted { inner: body, note };
         let req = Request::from_parts(parts, s3s::Body::http_body(counted));
-        let answer = self.inner.call(req);
+        let inner = self.inner.clone();
         Box::pin(async move {
-            let resp = answer.await.inspect_err(|_| pending.status = 500)?;
+            if let Some((logs, key)) = roll {
+                let _ = tokio::task::spawn_blocking(move || logs.roll_if_due(&key)).await;
+            }
+            let resp = inner
+                .call(req)
+                .await
+                .inspect_err(|_| pending.status = 500)?;
             pending.status = resp.status().as_u16();
-            pending.request_id = resp
-                .headers()
-                .get("x-amz-request-id")
-                .and_then(|v| v.to_str().ok())
-                .map(String::from);
+            let header = |name| {
+                resp.headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(String::from)
+            };
+            pending.request_id = header("x-amz-request-id");
+            pending.version_id = header("x-amz-version-id");
             Ok(resp.map(|inner| ObservedBody {
                 inner,
                 pending: Some(Box::new(pending)),
@@ -192,6 +228,10 @@ struct Pending {
     status: u16,
     bytes_out: u64,
     request_id: Option<String>,
+    version_id: Option<String>,
+    /// For bucket logs.
+    user_agent: Option<String>,
+    host: Option<String>,
 }
 
 impl Pending {
@@ -217,6 +257,9 @@ impl Pending {
             status: 499,
             bytes_out: 0,
             request_id: None,
+            version_id: None,
+            user_agent: header_of(req, hyper::header::USER_AGENT),
+            host: header_of(req, hyper::header::HOST),
         }
     }
 }
@@ -241,9 +284,6 @@ impl Drop for Pending {
                 key_kind: note.key_kind.get().copied(),
             });
         }
-        let Some(log) = &self.watch.log else {
-            return;
-        };
         let fallback;
         let (bucket, key) = match note.path.get() {
             Some((b, k)) => (Some(&**b), k.as_deref()),
@@ -253,6 +293,39 @@ impl Drop for Pending {
             }
         };
         let client = self.client.to_string();
+        if let (Some(logs), Some(bucket)) = (&self.watch.bucket_logs, bucket) {
+            let one = [key];
+            let keys: Vec<Option<&str>> = match note.keys.get() {
+                Some(many) => many.iter().map(|k| Some(k.as_str())).collect(),
+                None => one.to_vec(),
+            };
+            for key in keys {
+                logs.record(
+                    bucket,
+                    &bucket_logs::Request {
+                        time: self.time,
+                        client: &client,
+                        requester: note.access_key.get().map(String::as_str),
+                        request_id: self.request_id.as_deref(),
+                        operation,
+                        method: self.method.as_str(),
+                        key,
+                        uri: self.uri.path_and_query().map_or("/", |p| p.as_str()),
+                        status: self.status,
+                        bytes_sent: self.bytes_out,
+                        object_size: (bytes_in > 0).then_some(bytes_in),
+                        millis: micros / 1000,
+                        user_agent: self.user_agent.as_deref(),
+                        version_id: self.version_id.as_deref(),
+                        signed: note.access_key.get().is_some(),
+                        host: self.host.as_deref(),
+                    },
+                );
+            }
+        }
+        let Some(log) = &self.watch.log else {
+            return;
+        };
         log.record(&Record {
             time: self.time,
             transport: self.transport.as_str(),
@@ -412,6 +485,13 @@ fn path_parts(path: &str) -> (Option<String>, Option<String>) {
         None | Some((_, "")) => (Some(decode(path.trim_end_matches('/'))), None),
         Some((bucket, key)) => (Some(decode(bucket)), Some(decode(key))),
     }
+}
+
+fn header_of(req: &hyper::http::request::Parts, name: hyper::header::HeaderName) -> Option<String> {
+    req.headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
 }
 
 #[cfg(test)]

@@ -183,6 +183,29 @@ fn principals(p: &Principal, owners: &Owners) -> S3Result<Vec<Who>> {
     Ok(out)
 }
 
+/// The service principal S3 delivers server access logs as.
+const LOG_DELIVERY: &str = "logging.s3.amazonaws.com";
+
+/// Whether statement `s` only lets S3's log delivery put objects (what a
+/// target bucket of PutBucketLogging is given).
+fn log_delivery(s: &s3s_policy::model::Statement) -> bool {
+    let service_only = match &s.principal {
+        Some(PrincipalRule::Principal(Principal::Map(m))) => {
+            m.len() == 1
+                && m.get("Service")
+                    .is_some_and(|ids| ids.as_slice() == [LOG_DELIVERY.to_string()])
+        }
+        _ => false,
+    };
+    let put_only = match &s.action {
+        ActionRule::Action(a) => a
+            .as_slice()
+            .is_some_and(|a| a.iter().all(|a| a.eq_ignore_ascii_case("s3:PutObject"))),
+        ActionRule::NotAction(_) => false,
+    };
+    s.effect == Effect::Allow && service_only && put_only
+}
+
 const LIST: u8 = 1;
 const PUT: u8 = 2;
 const DELETE: u8 = 4;
@@ -278,6 +301,12 @@ pub fn grants(doc: &str, bucket: &str, owner: u32, owners: &Owners) -> S3Result<
                 "POSIX permissions only grant; keep someone out by granting them nothing (a \
                  bucket is private to its owner unless granted)",
             ));
+        }
+        if log_delivery(s) {
+            // Bucket logs are written as the user who switched logging on
+            // (`bucket_logs`): the file system lets them land where that
+            // user may write, and the grant adds nothing.
+            continue;
         }
         let who = match &s.principal {
             Some(PrincipalRule::Principal(p)) => principals(p, owners)?,
@@ -562,6 +591,30 @@ mod tests {
         for d in malformed {
             let e = grants(&d, "b", 1000, &o).unwrap_err();
             assert_eq!(code(e), "MalformedPolicy", "{d}");
+        }
+    }
+
+    #[test]
+    fn log_delivery_grants_nothing_and_other_services_are_refused() {
+        let delivery = r#"{"Sid":"S3ServerAccessLogsPolicy","Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":["s3:PutObject"],"Resource":"arn:aws:s3:::b/log/","Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:s3:::src"}}}"#;
+        let both = format!("{delivery},{LIST_ALL}");
+        assert_eq!(
+            grants(&doc(delivery), "b", 1000, &owners()).unwrap(),
+            Grants::default()
+        );
+        assert_eq!(
+            grants(&doc(&both), "b", 1000, &owners()).unwrap().everyone,
+            R | X
+        );
+        for other in [
+            delivery.replace("logging.s3", "cloudtrail"),
+            delivery.replace("s3:PutObject", "s3:DeleteObject"),
+            delivery.replace("Allow", "Deny"),
+        ] {
+            assert!(
+                grants(&doc(&other), "b", 1000, &owners()).is_err(),
+                "{other}"
+            );
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::access_log::AccessLog;
 use crate::auth::{AuthConfig, SignatureTimeLimits};
+use crate::bucket_logs::BucketLogs;
 use crate::error_header::WithErrorCode;
 use crate::handle::ServerHandle;
 use crate::keyring::{Keyring, KeyringAuth};
@@ -24,6 +25,8 @@ use std::time::Duration;
 
 /// How long a stop waits for requests in flight before closing anyway.
 const DRAIN: Duration = Duration::from_secs(10);
+/// How old a bucket's oldest log record gets before its logs are written.
+const BUCKET_LOG_ROLL: Duration = Duration::from_secs(300);
 
 /// A bound S3 REST server, not yet serving.
 pub struct HttpServer {
@@ -59,11 +62,18 @@ impl HttpServer {
         let cors = crate::cors::Cors {
             store: store.clone(),
         };
+        let owners = Arc::new(crate::owners::Owners::new(&auth));
+        let bucket_logs = Arc::new(BucketLogs::new(
+            store.clone(),
+            owners.clone(),
+            BUCKET_LOG_ROLL,
+        ));
         let mut builder = S3ServiceBuilder::new(Service {
             store,
             io: Default::default(),
             keyring: keyring.clone(),
-            owners: Arc::new(crate::owners::Owners::new(&auth)),
+            owners,
+            bucket_logs: bucket_logs.clone(),
         });
         if let Some(k) = &keyring {
             let anonymous = k.anonymous.is_some();
@@ -95,7 +105,10 @@ impl HttpServer {
                 sts,
             },
             tls: None,
-            watch: Watch::default(),
+            watch: Watch {
+                bucket_logs: Some(bucket_logs),
+                ..Watch::default()
+            },
             keyring,
         })
     }
@@ -115,6 +128,21 @@ impl HttpServer {
     /// Counts requests, bytes and latencies in `metrics`.
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> HttpServer {
         self.watch.metrics = Some(metrics);
+        self
+    }
+
+    /// Delivers a bucket's logs (PutBucketLogging) once the oldest record
+    /// is `roll` old (default 5 minutes); None: bucket logging is off, its
+    /// configuration still kept.
+    pub fn with_bucket_log_roll(mut self, roll: Option<Duration>) -> HttpServer {
+        match roll {
+            Some(roll) => {
+                if let Some(logs) = &self.watch.bucket_logs {
+                    logs.set_roll(roll);
+                }
+            }
+            None => self.watch.bucket_logs = None,
+        }
         self
     }
 
@@ -162,8 +190,21 @@ impl HttpServer {
 
     async fn serve(self, stop: impl Future<Output = ()>) -> io::Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener)?;
-        let watch = (self.watch.log.is_some() || self.watch.metrics.is_some())
-            .then(|| Arc::new(self.watch));
+        let watch = (self.watch.log.is_some()
+            || self.watch.metrics.is_some()
+            || self.watch.bucket_logs.is_some())
+        .then(|| Arc::new(self.watch));
+        // Bucket logs nobody's request rolls are delivered by this ticker.
+        let logs = watch.as_ref().and_then(|w| w.bucket_logs.clone());
+        let ticker = logs.clone().map(|logs| {
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    let logs = logs.clone();
+                    let _ = tokio::task::spawn_blocking(move || logs.roll_due(false)).await;
+                }
+            })
+        });
         let transport = match self.tls {
             Some(_) => Transport::Https,
             None => Transport::Http,
@@ -224,6 +265,10 @@ impl HttpServer {
         }
         drop(listener);
         let _ = tokio::time::timeout(DRAIN, graceful.shutdown()).await;
+        if let (Some(ticker), Some(logs)) = (ticker, logs) {
+            ticker.abort();
+            let _ = tokio::task::spawn_blocking(move || logs.roll_due(true)).await;
+        }
         Ok(())
     }
 }

@@ -115,15 +115,6 @@ pub(super) async fn get_public_access_block(
     ))
 }
 
-pub(super) async fn get_bucket_logging(
-    engine: &Engine,
-    req: S3Request<GetBucketLoggingInput>,
-) -> S3Result<S3Response<GetBucketLoggingOutput>> {
-    // Never configured (logging is off): the empty answer.
-    run(|| engine.store.head_bucket(&req.input.bucket))?;
-    Ok(S3Response::new(GetBucketLoggingOutput::default()))
-}
-
 pub(super) async fn get_bucket_accelerate_configuration(
     engine: &Engine,
     req: S3Request<GetBucketAccelerateConfigurationInput>,

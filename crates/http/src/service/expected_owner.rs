@@ -42,7 +42,7 @@ expects_owner! {
     GetPublicAccessBlockInput HeadBucketInput HeadObjectInput
     ListMultipartUploadsInput ListObjectVersionsInput ListObjectsInput
     ListObjectsV2Input ListPartsInput PutBucketAclInput PutBucketCorsInput
-    PutBucketLifecycleConfigurationInput PutBucketOwnershipControlsInput
+    PutBucketLifecycleConfigurationInput PutBucketLoggingInput PutBucketOwnershipControlsInput
     PutBucketPolicyInput PutBucketTaggingInput PutBucketVersioningInput PutObjectAclInput
     PutObjectInput
     PutObjectLegalHoldInput PutObjectLockConfigurationInput PutObjectRetentionInput

@@ -7,6 +7,7 @@
 //! module, so that an operation has exactly one home.
 
 mod acls;
+mod bucket_logging;
 mod buckets;
 mod configurations;
 mod copy;
@@ -43,6 +44,9 @@ pub(crate) struct Service {
     /// Files' uids as S3 owners, on an anonymous server (the keyring has
     /// its own, which a reload of the credentials replaces).
     pub owners: Arc<Owners>,
+    /// The logs delivered into buckets: told when a bucket's configuration
+    /// changes.
+    pub bucket_logs: Arc<crate::bucket_logs::BucketLogs>,
 }
 
 /// What every request shares: the write gate and the body buffers.
@@ -61,6 +65,7 @@ pub(crate) struct Engine {
     pub owners: Arc<Owners>,
     /// The kind of key the request was signed with, for the access log.
     pub key_kind: Option<&'static str>,
+    pub bucket_logs: Arc<crate::bucket_logs::BucketLogs>,
 }
 
 impl Service {
@@ -98,6 +103,7 @@ impl Service {
             io: self.io.clone(),
             owners,
             key_kind: kind,
+            bucket_logs: self.bucket_logs.clone(),
         })
     }
 }
@@ -317,7 +323,8 @@ route! {
     configurations::get_bucket_replication(GetBucketReplicationInput) -> GetBucketReplicationOutput;
     object_lock::get_object_lock_configuration(GetObjectLockConfigurationInput) -> GetObjectLockConfigurationOutput;
     configurations::get_public_access_block(GetPublicAccessBlockInput) -> GetPublicAccessBlockOutput;
-    configurations::get_bucket_logging(GetBucketLoggingInput) -> GetBucketLoggingOutput;
+    bucket_logging::get_bucket_logging(GetBucketLoggingInput) -> GetBucketLoggingOutput;
+    bucket_logging::put_bucket_logging(PutBucketLoggingInput) -> PutBucketLoggingOutput;
     configurations::get_bucket_accelerate_configuration(GetBucketAccelerateConfigurationInput) -> GetBucketAccelerateConfigurationOutput;
     configurations::get_bucket_notification_configuration(GetBucketNotificationConfigurationInput) -> GetBucketNotificationConfigurationOutput;
     configurations::get_bucket_request_payment(GetBucketRequestPaymentInput) -> GetBucketRequestPaymentOutput;

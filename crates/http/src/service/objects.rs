@@ -328,6 +328,11 @@ pub(super) async fn delete_objects(
         ));
     }
     run(|| engine.store.head_bucket(&i.bucket))?;
+    // Bucket logs record each key of a multi-object delete.
+    crate::observe::note_keys(
+        &req.extensions,
+        i.delete.objects.iter().map(|o| o.key.clone()).collect(),
+    );
     let quiet = i.delete.quiet.unwrap_or(false);
     let (mut deleted, mut errors) = (Vec::new(), Vec::new());
     tokio::task::block_in_place(|| {
