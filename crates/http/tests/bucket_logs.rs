@@ -11,7 +11,7 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
-const ROLL: Duration = Duration::from_millis(800);
+const ROLL: Duration = Duration::from_millis(1500);
 
 fn logging(target: &str) -> Vec<u8> {
     format!(
@@ -58,6 +58,7 @@ fn a_buckets_requests_land_in_its_target_once_the_roll_is_due() {
     assert_eq!(st, 404, "{}", String::from_utf8_lossy(&body));
     let (st, _, _) = request(addr, "PUT /bkt?logging HTTP/1.1\r\n", &logging("logs"));
     assert_eq!(st, 200);
+    let on = std::time::Instant::now();
     let (st, _, body) = request(addr, "GET /bkt?logging HTTP/1.1\r\n", b"");
     let body = String::from_utf8_lossy(&body);
     assert_eq!(st, 200);
@@ -70,7 +71,11 @@ fn a_buckets_requests_land_in_its_target_once_the_roll_is_due() {
     assert_eq!(request(addr, "PUT /bkt/a%20b HTTP/1.1\r\n", b"data").0, 200);
     assert_eq!(request(addr, "GET /bkt/a%20b HTTP/1.1\r\n", b"").0, 200);
     assert_eq!(request(addr, "GET /bkt/none HTTP/1.1\r\n", b"").0, 404);
-    assert!(log_objects(&store).is_empty(), "nothing before the roll");
+    // (A machine that stalled a whole roll period since may have rolled.)
+    assert!(
+        log_objects(&store).is_empty() || on.elapsed() >= ROLL,
+        "nothing before the roll"
+    );
     std::thread::sleep(ROLL + Duration::from_millis(200));
     // The next request to the bucket finds its logs written.
     assert_eq!(request(addr, "HEAD /bkt/a%20b HTTP/1.1\r\n", b"").0, 200);
