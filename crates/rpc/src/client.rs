@@ -15,7 +15,7 @@ use crate::addr::Address;
 use crate::body::{decode_error, send_body, DataIn};
 use crate::conn::Connection;
 use crate::frame::{push_encoded, push_frame, Kind, ProtocolError};
-use crate::message::{Request, Response};
+use crate::message::{Request, Response, VersionRef};
 use crate::shm::{SharedBuffer, SHARED_BUFFER_BYTES};
 use s3hpc_client::{
     op, ByteRange, ErrorCode, GetObject, ObjectBody, ObjectInfo, PutBody, Result, S3Client, S3Error,
@@ -663,13 +663,42 @@ impl S3Client for RemoteClient {
                 },
                 Body::None,
             )?,
-            // Not in the protocol yet.
-            Op::PutBucketVersioning { .. }
-            | Op::GetBucketVersioning { .. }
-            | Op::ListObjectVersions { .. }
-            | Op::GetObjectVersion { .. }
-            | Op::HeadObjectVersion(_)
-            | Op::DeleteObjectVersion(_) => return Err(op::no_versions(self.transport())),
+            Op::PutBucketVersioning { bucket, state } => self.simple(
+                Request::PutBucketVersioning {
+                    bucket: bucket.into(),
+                    state,
+                },
+                Body::None,
+            )?,
+            Op::GetBucketVersioning { bucket } => self.simple(
+                Request::GetBucketVersioning {
+                    bucket: bucket.into(),
+                },
+                Body::None,
+            )?,
+            Op::ListObjectVersions { bucket, list } => self.simple(
+                Request::ListObjectVersions {
+                    bucket: bucket.into(),
+                    list: list.clone(),
+                },
+                Body::None,
+            )?,
+            Op::GetObjectVersion { version, range } => {
+                let req = Request::GetObjectVersion {
+                    version: version_ref(version),
+                    range,
+                };
+                let (r, conn) = self.send(&req, Body::None)?;
+                let (info, offset, length) = reply!(name, r,
+                    Response::Object { info, offset, length } => (info, offset, length))?;
+                return Ok(Answer::Object(self.streamed(conn, info, offset, length)));
+            }
+            Op::HeadObjectVersion(v) => {
+                self.simple(Request::HeadObjectVersion(version_ref(v)), Body::None)?
+            }
+            Op::DeleteObjectVersion(v) => {
+                self.simple(Request::DeleteObjectVersion(version_ref(v)), Body::None)?
+            }
             Op::ListMultipartUploads { bucket, prefix } => self.simple(
                 Request::ListMultipartUploads {
                     bucket: bucket.into(),
@@ -679,6 +708,14 @@ impl S3Client for RemoteClient {
             )?,
         };
         answer(name, r)
+    }
+}
+
+fn version_ref(v: op::ObjectVersion<'_>) -> VersionRef<'_> {
+    VersionRef {
+        bucket: v.bucket.into(),
+        key: v.key.into(),
+        version_id: v.version_id.into(),
     }
 }
 
@@ -705,6 +742,8 @@ fn answer(name: &str, r: Response) -> Result<op::Response> {
         Response::Parts(p) => Answer::Parts(p),
         Response::Uploads(u) => Answer::Uploads(u),
         Response::Tags(t) => Answer::Tags(t),
+        Response::Versioning(v) => Answer::Versioning(v),
+        Response::Versions(v) => Answer::Versions(v),
         other @ (Response::Object { .. }
         | Response::ObjectFd { .. }
         | Response::ObjectPart { .. }

@@ -11,7 +11,8 @@
 
 use s3hpc_client::{
     BucketInfo, ByteRange, DeleteCondition, ErrorCode, ListPage, ListRequest, ObjectInfo, PartInfo,
-    PutOptions, S3Error, Tags, UploadInfo, WriteCondition,
+    PutOptions, S3Error, Tags, UploadInfo, Versioning, VersionsPage, VersionsRequest,
+    WriteCondition,
 };
 use s3hpc_keys::{KeyInfo, NewKey, SessionCredentials};
 use serde::{Deserialize, Serialize};
@@ -20,16 +21,14 @@ use std::borrow::Cow;
 /// The protocol version both sides announce in the handshake. Bump it with
 /// any change to a frame, a request or a reply (the golden-bytes test in
 /// this module fails on such a change until it is bumped and updated).
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 
-/// The oldest client version a gateway still serves. Version 6 appended
-/// the key operations (a version 5 client never sends them, and its
-/// requests decode as before). Version 5 appended
-/// the permissions a write gives its object (`PutOptions::access`), which
-/// changes the encoding of PutObject, CopyObject and
-/// CreateMultipartUpload (a version 4 client's would not decode), so older
-/// clients are refused at their handshake with both versions named.
-pub const MIN_VERSION: u32 = 5;
+/// The oldest client version a gateway still serves. Version 7 appended
+/// the versions' operations and carries an object's version id in its
+/// attributes (`ObjectInfo`), which changes the encoding of every reply
+/// that holds them, so older clients are refused at their handshake with
+/// both versions named.
+pub const MIN_VERSION: u32 = 7;
 
 /// Most parts one completion may name, as in S3.
 pub const MAX_PARTS: usize = 10_000;
@@ -220,6 +219,29 @@ pub enum Request<'a> {
     SessionCreate {
         valid_secs: u64,
     },
+    /// PutBucketVersioning (version 7 on, as are the five below).
+    PutBucketVersioning {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        state: Versioning,
+    },
+    GetBucketVersioning {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+    },
+    ListObjectVersions {
+        #[serde(borrow)]
+        bucket: Cow<'a, str>,
+        list: VersionsRequest,
+    },
+    /// Answered as GetObject (`Object`, data frames follow).
+    GetObjectVersion {
+        #[serde(borrow)]
+        version: VersionRef<'a>,
+        range: Option<ByteRange>,
+    },
+    HeadObjectVersion(#[serde(borrow)] VersionRef<'a>),
+    DeleteObjectVersion(#[serde(borrow)] VersionRef<'a>),
 }
 
 impl Request<'_> {
@@ -231,7 +253,10 @@ impl Request<'_> {
             | DeleteBucket { bucket }
             | HeadBucket { bucket }
             | ListObjects { bucket, .. }
-            | ListMultipartUploads { bucket, .. } => (Some(bucket), None),
+            | ListMultipartUploads { bucket, .. }
+            | PutBucketVersioning { bucket, .. }
+            | GetBucketVersioning { bucket }
+            | ListObjectVersions { bucket, .. } => (Some(bucket), None),
             PutObject { bucket, key, .. }
             | GetObject { bucket, key, .. }
             | HeadObject { bucket, key }
@@ -245,7 +270,13 @@ impl Request<'_> {
             | ListParts { bucket, key, .. }
             | GetObjectTagging { bucket, key }
             | PutObjectTagging { bucket, key, .. }
-            | DeleteObjectTagging { bucket, key } => (Some(bucket), Some(key)),
+            | DeleteObjectTagging { bucket, key }
+            | GetObjectVersion {
+                version: VersionRef { bucket, key, .. },
+                ..
+            }
+            | HeadObjectVersion(VersionRef { bucket, key, .. })
+            | DeleteObjectVersion(VersionRef { bucket, key, .. }) => (Some(bucket), Some(key)),
             CopyObject {
                 dst_bucket,
                 dst_key,
@@ -291,6 +322,12 @@ impl Request<'_> {
             Request::KeyRevoke { .. } => 24,
             Request::KeyRevokeAll { .. } => 25,
             Request::SessionCreate { .. } => 26,
+            Request::PutBucketVersioning { .. } => 27,
+            Request::GetBucketVersioning { .. } => 28,
+            Request::ListObjectVersions { .. } => 29,
+            Request::GetObjectVersion { .. } => 30,
+            Request::HeadObjectVersion(_) => 31,
+            Request::DeleteObjectVersion(_) => 32,
         }
     }
 
@@ -334,7 +371,7 @@ impl Request<'_> {
 
 /// The name of an op code, `unknown` for codes outside the table.
 pub fn op_name(op: u8) -> &'static str {
-    const NAMES: [&str; 27] = [
+    const NAMES: [&str; 33] = [
         "CreateBucket",
         "DeleteBucket",
         "HeadBucket",
@@ -362,8 +399,25 @@ pub fn op_name(op: u8) -> &'static str {
         "KeyRevoke",
         "KeyRevokeAll",
         "SessionCreate",
+        "PutBucketVersioning",
+        "GetBucketVersioning",
+        "ListObjectVersions",
+        "GetObjectVersion",
+        "HeadObjectVersion",
+        "DeleteObjectVersion",
     ];
     NAMES.get(op as usize).copied().unwrap_or("unknown")
+}
+
+/// One version of an object, as the versions' requests name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionRef<'a> {
+    #[serde(borrow)]
+    pub bucket: Cow<'a, str>,
+    #[serde(borrow)]
+    pub key: Cow<'a, str>,
+    #[serde(borrow)]
+    pub version_id: Cow<'a, str>,
 }
 
 /// A successful reply.
@@ -409,6 +463,10 @@ pub enum Response {
     Keys(Vec<KeyInfo>),
     /// SessionCreate (version 6).
     Session(SessionCredentials),
+    /// GetBucketVersioning (version 7).
+    Versioning(Versioning),
+    /// ListObjectVersions (version 7).
+    Versions(VersionsPage),
 }
 
 /// A failed reply: the S3 error code (as S3 spells it) and the message.
@@ -532,13 +590,22 @@ mod tests {
         });
         assert_eq!(
             postcard::to_allocvec(&info).unwrap(),
-            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3, 0, 0, 0, 0, 0, 0]
+            [4, 1, b'k', 5, 2, 3, 3, b'"', b'e', b'"', 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]
         );
         let create = Request::KeyCreate {
             valid_secs: Some(300),
         };
         assert_eq!(postcard::to_allocvec(&create).unwrap(), [22, 1, 0xac, 2]);
-        assert_eq!(VERSION, 6, "update the golden bytes with the version");
+        let head = Request::HeadObjectVersion(VersionRef {
+            bucket: "b".into(),
+            key: "k".into(),
+            version_id: "null".into(),
+        });
+        assert_eq!(
+            postcard::to_allocvec(&head).unwrap(),
+            [31, 1, b'b', 1, b'k', 4, b'n', b'u', b'l', b'l']
+        );
+        assert_eq!(VERSION, 7, "update the golden bytes with the version");
     }
 
     #[test]

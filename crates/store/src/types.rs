@@ -39,9 +39,8 @@ pub struct ObjectInfo {
     #[cfg_attr(feature = "serde", serde(default))]
     pub owner: Option<u32>,
     /// The version id where the bucket has versioning (`null` for one
-    /// written while it was suspended); None where it never had. The RPC
-    /// protocol does not carry it yet.
-    #[cfg_attr(feature = "serde", serde(skip))]
+    /// written while it was suspended); None where it never had.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub version_id: Option<String>,
     /// The version's object lock (none outside buckets with object lock).
     /// The RPC protocol does not carry it yet.

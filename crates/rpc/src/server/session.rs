@@ -280,6 +280,34 @@ fn handle(
         Request::HeadObject { bucket, key } => {
             client.head_object(&bucket, &key).map(Response::Info)
         }
+        Request::PutBucketVersioning { bucket, state } => client
+            .put_bucket_versioning(&bucket, state)
+            .map(|()| Response::Done),
+        Request::GetBucketVersioning { bucket } => client
+            .get_bucket_versioning(&bucket)
+            .map(Response::Versioning),
+        Request::ListObjectVersions { bucket, list } => client
+            .list_object_versions(&bucket, &list)
+            .map(Response::Versions),
+        Request::GetObjectVersion { version: v, range } => {
+            match client.get_object_version(&v.bucket, &v.key, &v.version_id, range) {
+                Ok(g) => {
+                    let answered = Answered {
+                        status: if range.is_some() { 206 } else { 200 },
+                        bytes_out: g.length,
+                    };
+                    send_object(conn, h, g, None)?;
+                    return Ok(answered);
+                }
+                Err(e) => Err(e),
+            }
+        }
+        Request::HeadObjectVersion(v) => client
+            .head_object_version(&v.bucket, &v.key, &v.version_id)
+            .map(Response::Info),
+        Request::DeleteObjectVersion(v) => client
+            .delete_object_version(&v.bucket, &v.key, &v.version_id)
+            .map(|()| Response::Done),
         Request::DeleteObject { bucket, key } => {
             client.delete_object(&bucket, &key).map(|()| Response::Done)
         }

@@ -22,6 +22,7 @@ use std::rc::Rc;
 
 /// What ListObjectVersions asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct VersionsRequest {
     pub prefix: String,
     pub delimiter: Option<String>,
@@ -35,6 +36,7 @@ pub struct VersionsRequest {
 
 /// One page of ListObjectVersions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct VersionsPage {
     /// (key, version), in order.
     pub versions: Vec<(String, KeyVersion)>,

@@ -39,6 +39,7 @@ const LOCK_SETTING: &str = "object-lock";
 
 /// A bucket's versioning state, as S3 has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Versioning {
     /// Never enabled: each key has one version, `null`.
     Off,

@@ -13,6 +13,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 /// One version of a key, as ListObjectVersions gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KeyVersion {
     pub version_id: String,
     pub is_latest: bool,
