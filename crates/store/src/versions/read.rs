@@ -201,23 +201,36 @@ impl Store {
                 Some(cur) => !e.marker && cur.st_ino == e.st.st_ino && cur.st_dev == e.st.st_dev,
                 None => false,
             };
-            let info = (!e.marker)
-                .then(|| {
-                    let flags =
-                        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-                    let versions = versions.expect("entries come with their directory");
-                    let fd = openat(versions, e.file.as_str(), flags, Mode::empty())?;
-                    let stored = match meta::has_meta(&e.st) {
-                        true => Some(StoredMeta::read_from(&fd)?),
-                        false => None,
-                    };
-                    let mut info = meta::object_info(key, &e.st, stored);
-                    info.version_id = Some(e.id.clone());
-                    std::io::Result::Ok(info)
-                })
-                .transpose()
-                // A version this user may not read is listed by name.
-                .unwrap_or(None);
+            // The current version as the listing just gave it: the same
+            // file (unless replaced since: its size and time tell), which
+            // the user's listing shows anyway, so no open.
+            let same = |l: &&ObjectInfo| {
+                l.size == e.st.st_size as u64 && l.last_modified == meta::mtime(&e.st)
+            };
+            let listed_current = listed.as_ref().filter(|_| is_latest).filter(same).map(|l| {
+                let mut info = l.clone();
+                info.version_id = Some(e.id.clone());
+                info
+            });
+            let info = listed_current.or_else(|| {
+                (!e.marker)
+                    .then(|| {
+                        let flags =
+                            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+                        let versions = versions.expect("entries come with their directory");
+                        let fd = openat(versions, e.file.as_str(), flags, Mode::empty())?;
+                        let stored = match meta::has_meta(&e.st) {
+                            true => Some(StoredMeta::read_from(&fd)?),
+                            false => None,
+                        };
+                        let mut info = meta::object_info(key, &e.st, stored);
+                        info.version_id = Some(e.id.clone());
+                        std::io::Result::Ok(info)
+                    })
+                    .transpose()
+                    // A version this user may not read is listed by name.
+                    .unwrap_or(None)
+            });
             out.push(KeyVersion {
                 last_modified: meta::mtime(&e.st),
                 version_id: e.id.clone(),
