@@ -12,20 +12,16 @@
 //! on one file system each write their own log objects.
 
 use crate::owners::Owners;
-use s3hpc_store::{identity, Acting, Identity, PutBody, PutOptions, Store};
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use s3hpc_store::{identity, Acting, Identity, PerBucket, PutBody, PutOptions, Store};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 /// The bucket document that holds the configuration.
 pub(crate) const CONFIG: &str = "logging";
-/// A bucket's configuration is read again after this long.
-const RECHECK: Duration = Duration::from_secs(1);
-/// Buckets whose configuration (or its absence) is remembered.
-const REMEMBERED: usize = 65536;
 /// Records whose roll is due and that no request rolled are written this
 /// much later by the ticker.
 const IDLE_ROLL: Duration = Duration::from_secs(60);
@@ -79,9 +75,6 @@ pub(crate) struct Request<'a> {
     pub host: Option<&'a str>,
 }
 
-/// A bucket's configuration as read, and when.
-type Known = (Option<Arc<LogConfig>>, Instant);
-
 /// The records bound for one log object.
 struct Buffer {
     since: Instant,
@@ -106,8 +99,8 @@ pub struct BucketLogs {
     owners: Arc<Owners>,
     /// Milliseconds.
     roll: AtomicU64,
-    /// Each bucket's configuration (None: logging off) and when it was read.
-    configs: Mutex<HashMap<String, Known>>,
+    /// Each bucket's configuration (None: logging off).
+    configs: PerBucket<Option<Arc<LogConfig>>>,
     buffers: Mutex<HashMap<String, Buffer>>,
     /// Held while a roll writes, so that a request that finds its bucket's
     /// roll due waits for one under way.
@@ -120,7 +113,7 @@ impl BucketLogs {
             store,
             owners,
             roll: AtomicU64::new(roll.as_millis() as u64),
-            configs: Mutex::default(),
+            configs: PerBucket::default(),
             buffers: Mutex::default(),
             rolling: Mutex::new(()),
         }
@@ -147,10 +140,8 @@ impl BucketLogs {
 
     /// The bucket's configuration, read as the server at most once a second.
     fn config(&self, bucket: &str) -> Option<Arc<LogConfig>> {
-        if let Some((c, at)) = self.configs.lock().unwrap().get(bucket) {
-            if at.elapsed() < RECHECK {
-                return c.clone();
-            }
+        if let Some((config, true)) = self.configs.get(bucket) {
+            return config;
         }
         // Held, as every engine use of the server's threads (see `Acting::held`).
         let engine = Acting::held(self.store.clone(), Identity::server());
@@ -158,17 +149,13 @@ impl BucketLogs {
             Ok(Some(raw)) => LogConfig::decode(&raw).map(Arc::new),
             _ => None,
         };
-        let mut configs = self.configs.lock().unwrap();
-        if configs.len() >= REMEMBERED {
-            configs.clear();
-        }
-        configs.insert(bucket.to_string(), (config.clone(), Instant::now()));
+        self.configs.put(bucket, config.clone());
         config
     }
 
     /// Forgets what was read of the bucket's configuration (it changed).
     pub(crate) fn forget(&self, bucket: &str) {
-        self.configs.lock().unwrap().remove(bucket);
+        self.configs.forget(bucket);
     }
 
     /// Adds a record of `req` to `bucket`'s logs, if it has logging on.
@@ -341,22 +328,22 @@ fn upper_snake(operation: &str) -> String {
     out
 }
 
-/// A field of a record: `-` when empty, and no byte that would split it
-/// (space, quotes, brackets, controls and `%` percent-encoded).
+/// Bytes written as `%XX` in a field: as the access log's (controls,
+/// space, `%`, everything outside ASCII), and the quotes, brackets and
+/// backslash that delimit a record's fields.
+const ESCAPED: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'%')
+    .add(b'"')
+    .add(b'[')
+    .add(b']')
+    .add(b'\\');
+
+/// A field of a record: `-` when empty, and no byte that would split it.
 fn field(value: Option<&str>) -> String {
     match value {
         None | Some("") => "-".to_string(),
-        Some(v) => {
-            let mut out = String::with_capacity(v.len());
-            for b in v.bytes() {
-                if b <= b' ' || b >= 0x7f || matches!(b, b'"' | b'[' | b']' | b'%' | b'\\') {
-                    let _ = write!(out, "%{b:02X}");
-                } else {
-                    out.push(b as char);
-                }
-            }
-            out
-        }
+        Some(v) => utf8_percent_encode(v, ESCAPED).to_string(),
     }
 }
 

@@ -52,6 +52,7 @@ pub use names::{url_encode, validate_bucket_name, validate_key, MAX_KEY_LEN};
 pub use object::{GetResult, ObjectReader};
 pub use packed::{Compacted, Layout, Unpacked, PACK_MAX, PACK_MAX_LIMIT, PACK_ROLL};
 pub use parts::{ObjectPart, PartGet};
+pub use per_bucket::PerBucket;
 pub use perms::{AclEntry, AclTag, PermissionChange, Permissions};
 pub use probe::{
     client_inode_cache, measure_costs, warnings, FsProfile, MdsRequestCounter, MdsRequests,

@@ -1,6 +1,7 @@
 //! What this process last read of each bucket's settings (its versioning
-//! and lock, its lifecycle rules), trusted for a second: every process
-//! follows a change within a second, at one read a second per bucket.
+//! and lock, its lifecycle rules; the HTTP server's bucket logging),
+//! trusted for a second: every process follows a change within a second,
+//! at one read a second per bucket.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -9,7 +10,11 @@ use std::time::{Duration, Instant};
 /// How long a bucket's setting is trusted before it is read again.
 pub(crate) const RECHECK: Duration = Duration::from_secs(1);
 
-pub(crate) struct PerBucket<T>(Mutex<HashMap<String, (T, Instant)>>);
+/// Buckets remembered at most (requests may name any number of buckets
+/// that do not exist): past it, the cache starts over.
+const REMEMBERED: usize = 65536;
+
+pub struct PerBucket<T>(Mutex<HashMap<String, (T, Instant)>>);
 
 impl<T> Default for PerBucket<T> {
     fn default() -> Self {
@@ -29,6 +34,9 @@ impl<T: Clone> PerBucket<T> {
     /// The value just read or written.
     pub fn put(&self, bucket: &str, value: T) {
         let mut known = self.0.lock().unwrap();
+        if known.len() >= REMEMBERED && !known.contains_key(bucket) {
+            known.clear();
+        }
         known.insert(bucket.to_string(), (value, Instant::now()));
     }
 
