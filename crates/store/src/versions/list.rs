@@ -124,16 +124,7 @@ impl Store {
         }
         if let Some(u) = &upper {
             // Items beyond the bound are not yet known to be complete.
-            let beyond = items
-                .range::<str, _>((
-                    std::ops::Bound::Excluded(u.as_str()),
-                    std::ops::Bound::Unbounded,
-                ))
-                .next()
-                .map(|(k, _)| k.clone());
-            if let Some(b) = beyond {
-                items.split_off(&b);
-            }
+            items.retain(|k, _| k <= u);
         }
 
         let mut page = VersionsPage::default();
