@@ -32,6 +32,11 @@ use rustix::io::Errno;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
+/// How long a reader that misses a key waits while a nest of it is marked.
+/// A nest takes milliseconds; a killed one leaves its marker until the
+/// sweep takes it, and until then a real miss of that name costs this.
+pub(crate) const NEST_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// See [`Store::after_miss`].
 pub(crate) enum Miss {
     /// A nest of the name is under way: look again after a while.

@@ -18,6 +18,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 /// A reader over the bytes a GET selected.
 pub struct ObjectReader {
@@ -376,37 +377,49 @@ impl Store {
     /// every miss costs those 7 ms. A nesting without `RENAME_EXCHANGE`
     /// (ceph-fuse, NFS) unlinks the name before renaming the directory in,
     /// and marks itself first (`nested.rs`): there a miss looks for the
-    /// marker and sleeps only if it is there, else looks at the name once
-    /// more at once (the nest may have ended between the miss and that
-    /// look): two more lookups, no sleep, for a key really missing. Where a
-    /// rename is one step on one server and the exchange works, nothing.
+    /// marker and waits while it is there (up to [`NEST_WAIT`](crate::nested::NEST_WAIT): a nest
+    /// descheduled between its two calls on a loaded node outlasts any
+    /// fixed number of short sleeps), else looks at the name once more at
+    /// once (the nest may have ended between the miss and that look): two
+    /// more lookups, no sleep, for a key really missing. Where a rename is
+    /// one step on one server and the exchange works, nothing.
     pub(crate) fn retry_shared<T>(
         &self,
         rel: &str,
         name: &str,
         mut op: impl FnMut() -> io::Result<T>,
     ) -> io::Result<T> {
-        let p = &self.profile;
+        use crate::nested::Miss;
         let mut stale = 0;
         let mut missing = 0;
-        let mut looked_again = false;
+        let mut back = 0;
+        let mut marked_since = None;
         loop {
             match op() {
                 Err(e) if e.raw_os_error() == Some(libc::ESTALE) && stale < 4 => stale += 1,
-                Err(e) if e.kind() == io::ErrorKind::NotFound && missing < 3 => {
-                    if !p.rename_gap && missing == 0 {
-                        if !self.nest_gaps() || looked_again {
-                            return Err(e);
-                        }
-                        looked_again = true;
-                        match self.after_miss(rel, name) {
-                            crate::nested::Miss::Real => return Err(e),
-                            crate::nested::Miss::Back => continue,
-                            crate::nested::Miss::Marked => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    if self.profile.rename_gap && missing < 3 {
+                        std::thread::sleep(Duration::from_millis(1 << missing));
+                        missing += 1;
+                        continue;
+                    }
+                    if !self.nest_gaps() {
+                        return Err(e);
+                    }
+                    match self.after_miss(rel, name) {
+                        Miss::Real => return Err(e),
+                        // Bounded: a name that comes and goes is another
+                        // writer's deletes, not a nest.
+                        Miss::Back if back < 2 => back += 1,
+                        Miss::Back => return Err(e),
+                        Miss::Marked => {
+                            let since = *marked_since.get_or_insert_with(Instant::now);
+                            if since.elapsed() >= crate::nested::NEST_WAIT {
+                                return Err(e);
+                            }
+                            std::thread::sleep(Duration::from_millis(1));
                         }
                     }
-                    std::thread::sleep(std::time::Duration::from_millis(1 << missing));
-                    missing += 1;
                 }
                 other => return other,
             }
