@@ -162,7 +162,7 @@ fn holds_versions(dir: &OwnedFd) -> bool {
         }
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         crate::fscalls::openat(dir.as_fd(), name, flags, Mode::empty())
-            .is_ok_and(|sub| holds_versions(&sub))
+            .is_ok_and(|sub| crate::deep::grow(|| holds_versions(&sub)))
     })
 }
 
@@ -198,7 +198,8 @@ fn clear_non_objects(dir: &OwnedFd, hidden: bool) {
             if let Ok(sub) =
                 crate::fscalls::openat(dir.as_fd(), name.as_c_str(), flags, Mode::empty())
             {
-                clear_non_objects(&sub, hidden || is_reserved(name.as_bytes()));
+                let hidden = hidden || is_reserved(name.as_bytes());
+                crate::deep::grow(|| clear_non_objects(&sub, hidden));
             }
             let _ = unlinkat(dir, name.as_c_str(), AtFlags::REMOVEDIR);
         } else if hidden || is_reserved(name.as_bytes()) {

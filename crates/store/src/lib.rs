@@ -13,6 +13,7 @@ mod bucket;
 mod bucket_config;
 mod bucket_policy;
 mod checksum;
+mod deep;
 mod delete_if;
 mod dirs;
 mod error;

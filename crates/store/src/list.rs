@@ -404,7 +404,7 @@ impl Store {
         }
         subdirs
             .iter()
-            .any(|d| self.any_object(&format!("{rel}/{d}"), true))
+            .any(|d| crate::deep::grow(|| self.any_object(&format!("{rel}/{d}"), true)))
     }
 }
 
@@ -713,7 +713,7 @@ impl Walk<'_> {
             }
             return self.emit_prefix(cp);
         }
-        self.visit(&rel, dir_key, "")
+        crate::deep::grow(|| self.visit(&rel, dir_key, ""))
     }
 
     fn emit_prefix(&mut self, cp: String) -> Flow {
@@ -754,7 +754,9 @@ impl Walk<'_> {
                             .skip_prefix
                             .as_deref()
                             .is_some_and(|p| key.starts_with(p))
-                            && self.has_object(&format!("{rel}/{}", e.name()), &key)
+                            && crate::deep::grow(|| {
+                                self.has_object(&format!("{rel}/{}", e.name()), &key)
+                            })
                     }
                     Kind::File | Kind::Marker => !self.skipped(&key),
                     Kind::DirSelf => {

@@ -185,7 +185,7 @@ impl Sweep<'_> {
                     else {
                         continue;
                     };
-                    if !self.dir(&sub) {
+                    if !crate::deep::grow(|| self.dir(&sub)) {
                         return false;
                     }
                     if bytes == crate::multipart::UPLOADS.as_bytes() {

@@ -147,6 +147,68 @@ fn longest_valid_keys_work() {
     assert!(walk(&env.root().join(BUCKET)).is_empty());
 }
 
+/// The walks that go down one directory level at a time (listings with and
+/// without a delimiter, version listings, the sweep, a bucket's delete) go
+/// as deep as the deepest key on a thread with far less stack than a
+/// server's, where recursing on the thread's own stack overflowed it and
+/// aborted the process.
+#[test]
+fn the_deepest_keys_are_walked_on_a_small_stack() {
+    let env = std::sync::Arc::new(Env::new());
+    let deep = "d/".repeat(511) + "zz"; // 1024 bytes, 512 levels
+    let beside = "d/".repeat(300) + "e";
+    let (walker, deepest) = (env.clone(), deep.clone());
+    let done = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let (env, deep) = (walker, deepest);
+            let s = &env.store;
+            s.put_bucket_versioning(BUCKET, Versioning::Enabled)
+                .unwrap();
+            for k in [&deep, &beside, &deep] {
+                env.put(k, k.as_bytes());
+            }
+            let mut want = vec![beside.clone(), deep.clone()];
+            want.sort();
+            assert_eq!(env.keys(), want);
+            let slash = ListRequest {
+                delimiter: Some("/".into()),
+                ..Default::default()
+            };
+            let page = s.list_objects(BUCKET, &slash).unwrap();
+            assert_eq!(page.common_prefixes, ["d/"]);
+            let below = ListRequest {
+                prefix: "d/".repeat(400),
+                delimiter: Some("/".into()),
+                ..Default::default()
+            };
+            let page = s.list_objects(BUCKET, &below).unwrap();
+            assert_eq!(page.common_prefixes, ["d/".repeat(401)]);
+            let versions = s
+                .list_object_versions(BUCKET, &VersionsRequest::default())
+                .unwrap();
+            let listed: Vec<&str> = versions.versions.iter().map(|(k, _)| k.as_str()).collect();
+            assert_eq!(listed, [&deep, &deep, &beside]);
+            let slash = VersionsRequest {
+                delimiter: Some("/".into()),
+                ..Default::default()
+            };
+            let versions = s.list_object_versions(BUCKET, &slash).unwrap();
+            assert_eq!(versions.common_prefixes, ["d/"]);
+            s.sweep_temporaries(Duration::ZERO).unwrap();
+            // Versions are left below: the bucket is not empty.
+            assert_eq!(code(s.delete_bucket(BUCKET)), ErrorCode::BucketNotEmpty);
+            // A bucket holding only empty directories that deep goes.
+            s.create_bucket("hollow").unwrap();
+            let hollow = env.root().join("hollow").join("d/".repeat(511));
+            fs::create_dir_all(hollow).unwrap();
+            s.delete_bucket("hollow").unwrap();
+        })
+        .unwrap();
+    done.join().unwrap();
+    assert_eq!(env.get(&deep), deep.as_bytes());
+}
+
 #[test]
 fn hostile_bucket_names_never_escape() {
     let env = Env::new();

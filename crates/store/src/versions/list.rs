@@ -430,7 +430,7 @@ impl VersionedKeys<'_> {
         if self.upper.as_deref().is_some_and(|u| dir_key > u) {
             return Flow::Break(());
         }
-        self.visit(&rel, dir_key, "")
+        crate::deep::grow(|| self.visit(&rel, dir_key, ""))
     }
 
     /// Whether the subtree at `rel` (keys starting with `key_prefix`) has
@@ -455,7 +455,9 @@ impl VersionedKeys<'_> {
             let Some(d) = sort.strip_suffix('/').filter(|_| is_dir) else {
                 return Flow::Continue(());
             };
-            found = self.any_versions(&format!("{rel}/{d}"), &format!("{key_prefix}{sort}"));
+            found = crate::deep::grow(|| {
+                self.any_versions(&format!("{rel}/{d}"), &format!("{key_prefix}{sort}"))
+            });
             if found {
                 Flow::Break(())
             } else {
