@@ -15,6 +15,7 @@ mod bucket_policy;
 mod checksum;
 mod deep;
 mod delete_if;
+mod dir_sync;
 mod dirs;
 mod error;
 pub mod fscalls;
@@ -102,6 +103,8 @@ pub struct Store {
     versionings: per_bucket::PerBucket<versions::Setting>,
     /// The sorted indexes of versions directories recently read.
     version_indexes: versions::IndexCache,
+    /// Directory syncs shared between concurrent PUTs.
+    dir_syncs: dir_sync::DirSyncs,
     /// Each bucket's lifecycle rules as last read (for `x-amz-expiration`).
     lifecycles: per_bucket::PerBucket<lifecycle::Rules>,
 }
@@ -162,6 +165,7 @@ impl Store {
             profile,
             versionings: Default::default(),
             version_indexes: Default::default(),
+            dir_syncs: Default::default(),
             lifecycles: Default::default(),
         })
     }

@@ -1090,21 +1090,31 @@ impl Store {
         crate::fscalls::fchmod(fd, mode).map_err(|e| S3Error::from_io(&e.into(), what))
     }
 
-    /// Makes a directory entry durable: fsync needs a readable fd, not O_PATH.
-    /// A writer who may not read the directory (`-wx`, as a bucket policy
-    /// or WRITE grant gives) cannot open it so; its entry is made durable
-    /// with a `syncfs` of the file system instead, through the new file.
+    /// Makes a directory entry durable, in one sync shared with the other
+    /// PUTs of that directory meanwhile (`dir_sync.rs`). fsync needs a
+    /// readable fd, not O_PATH. A writer who may not read the directory
+    /// (`-wx`, as a bucket policy or WRITE grant gives) cannot open it so;
+    /// its entry is made durable with a `syncfs` of the file system
+    /// instead, through the new file.
     fn sync_dir(&self, dirfd: &OwnedFd, bucket: &str, key: &str) -> Result<()> {
         let err = |e: Errno| S3Error::from_io(&e.into(), &format!("{bucket}/{key}"));
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        match openat(dirfd, ".", flags, Mode::empty()) {
-            Ok(d) => fsync(&d).map_err(err),
-            Err(Errno::ACCESS) => {
-                let file = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                let f = openat(dirfd, split_key(key).name, file, Mode::empty()).map_err(err)?;
-                rustix::fs::syncfs(&f).map_err(err)
+        let st = fstat(dirfd).map_err(err)?;
+        let dir = (st.st_dev, st.st_ino);
+        let run = || {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            match openat(dirfd, ".", flags, Mode::empty()) {
+                Ok(d) => Ok(fsync(&d)),
+                Err(Errno::ACCESS) => {
+                    let file = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                    let f = openat(dirfd, split_key(key).name, file, Mode::empty())?;
+                    Ok(rustix::fs::syncfs(&f))
+                }
+                Err(e) => Err(e),
             }
-            Err(e) => Err(err(e)),
+        };
+        match self.dir_syncs.sync(dir, run) {
+            Ok(synced) => synced.map_err(err),
+            Err(own) => Err(err(own)),
         }
     }
 }

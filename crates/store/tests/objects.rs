@@ -573,6 +573,40 @@ fn posix_written_files_are_objects() {
     assert_ne!(h2.etag, h.etag);
 }
 
+/// PUTs that sync into one directory at once, some of them nested keys
+/// whose directory is the object's own: each is read back whole, and none
+/// waits forever for a shared directory sync.
+#[test]
+fn concurrent_fsync_puts_share_directory_syncs() {
+    let env = std::sync::Arc::new(Env::with(EtagPolicy::Md5, Durability::Fsync));
+    env.put("n", b"nest me");
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let env = env.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    let body = format!("w{w} i{i}");
+                    env.put(&format!("d/k{w}-{i}"), body.as_bytes());
+                    if i % 5 == 0 {
+                        env.put(&format!("n/k{w}-{i}"), body.as_bytes());
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    for w in 0..8 {
+        for i in 0..25 {
+            let body = format!("w{w} i{i}");
+            assert_eq!(env.get(&format!("d/k{w}-{i}")), body.as_bytes());
+        }
+    }
+    assert_eq!(env.get("n"), b"nest me");
+    assert_eq!(env.keys().len(), 1 + 8 * 25 + 8 * 5);
+}
+
 #[test]
 fn fsync_durability_works() {
     let env = Env::with(EtagPolicy::Md5, Durability::Fsync);
