@@ -1098,7 +1098,9 @@ impl Store {
     /// instead, through the new file.
     fn sync_dir(&self, dirfd: &OwnedFd, bucket: &str, key: &str) -> Result<()> {
         let err = |e: Errno| S3Error::from_io(&e.into(), &format!("{bucket}/{key}"));
-        let st = fstat(dirfd).map_err(err)?;
+        // An fd's device and inode never change: the kernel's copy will do
+        // (no round trip to a FUSE server).
+        let st = crate::fscalls::fstat_cached(dirfd).map_err(err)?;
         let dir = (st.st_dev, st.st_ino);
         let run = || {
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
