@@ -10,7 +10,10 @@ osd.0 perf dump`) before and after each phase:
   deleted on the second (as IO500's ranks do with other nodes' files).
   POSIX calls in a node, then the same through `s3hpc serve --http` on each
   node (one data directory) from an agent, for each --bin. Reported: MDS
-  requests (`mds_server.handle_client_request`) per op, and which kinds.
+  requests (`mds_server.handle_client_request`) per op, and which kinds;
+  for the writes also the MDS journal's events (`mds_log.evadd`), flushes
+  of dirty capabilities (`mds.handle_client_caps_dirty`: a full fsync's
+  times) and session messages (a sync's request to flush the journal).
 - multipart: one MP_SIZE upload in PART_SIZE parts through the first
   node's server, and a POSIX write of the same size. Reported: MDS requests
   per part and the bytes the OSD wrote (`osd.op_w_in_bytes`) per byte.
@@ -49,8 +52,15 @@ def ceph(*args):
 
 
 def mds_counts():
-    d = ceph("tell", "mds.a", "perf", "dump")["mds_server"]
-    out = {"requests": d["handle_client_request"]}
+    dump = ceph("tell", "mds.a", "perf", "dump")
+    d = dump["mds_server"]
+    out = {"requests": d["handle_client_request"],
+           # Events written to the MDS journal, capability flushes that carry
+           # dirty metadata (a full fsync's times and size), and session
+           # messages (among them a sync's request to flush the journal).
+           "journal_events": dump["mds_log"]["evadd"],
+           "dirty_cap_flushes": dump["mds"]["handle_client_caps_dirty"],
+           "session_messages": d["handle_client_session"]}
     for k, v in d.items():
         if k.startswith("req_") and isinstance(v, dict) and "avgcount" in v:
             out[k[4:].replace("_latency", "")] = v["avgcount"]
@@ -230,13 +240,22 @@ def main():
         mp_cell = f"{mp.get('requests', 0) / nparts:.2f}" if mp else ""
         print(f"| {who} | {rep + 1} | " + " | ".join(cells) + f" | {mp_cell} | {large:.2f} |")
     print()
+    print("| writer | rep | write: MDS requests | journal events | dirty cap flushes | session messages |")
+    print("|---|---|---|---|---|---|")
+    for who, rep, small, _ in rows:
+        w = small["write"]
+        cells = [f"{w.get(k, 0) / args.count:.2f}"
+                 for k in ("requests", "journal_events", "dirty_cap_flushes", "session_messages")]
+        print(f"| {who} | {rep + 1} | " + " | ".join(cells) + " |")
+    print()
     print("Requests by kind (per op):")
     for who, rep, small, _ in rows:
         for p in PHASES + ["multipart"]:
             if p in small:
                 per = args.count if p != "multipart" else nparts
                 kinds = ", ".join(f"{k} {v / per:.2f}" for k, v in sorted(small[p].items())
-                                  if k != "requests" and v)
+                                  if k not in ("requests", "journal_events", "dirty_cap_flushes",
+                                               "session_messages") and v)
                 print(f"- {who} rep {rep + 1} {p}: {kinds or 'none'}")
 
 
