@@ -8,12 +8,13 @@
 //! for everybody queued, else it waits for that sync to end and then for
 //! the next, which another queued PUT (or it) runs. A sync's outcome
 //! (also an error: the kernel reports a failed write-back once) is every
-//! covered PUT's; a failure that is the runner's own (it may not open the
-//! directory or its object) is not, and leaves the others queued.
+//! covered PUT's; what is the runner's own (it may not open the directory,
+//! and its `syncfs` instead may send nothing on FUSE) is not, and leaves
+//! the others queued.
 //!
 //! On ceph-fuse each directory sync asks the MDS to flush its journal and
-//! waits for the unsafe requests of that directory; under 8 writers the
-//! flushes queued at the one MDS.
+//! waits for the unsafe requests of that directory. On ext4 the journal
+//! already batches the commits of concurrent syncs.
 
 use rustix::io::Errno;
 use std::collections::HashMap;
@@ -46,21 +47,30 @@ struct State {
     outcomes: HashMap<u64, Result<(), Errno>>,
 }
 
-/// What a sync run for a queue gave: `Ok` with the sync's own outcome,
-/// shared by every PUT it covered, or `Err` with the runner's own failure
-/// before the sync (shared with nobody).
-pub(crate) type Run<E> = std::result::Result<Result<(), Errno>, E>;
+/// What a run of `sync` gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The directory's sync itself: every PUT it covered gets it (also an
+    /// error: the kernel reports a failed write-back once).
+    Shared(Result<(), Errno>),
+    /// Good for the runner alone (it failed before syncing, or synced in a
+    /// way that covers nobody else): the others stay queued.
+    Own(Result<(), Errno>),
+}
 
 impl DirSyncs {
     /// Makes the caller's rename in directory `dir` durable: returns once
     /// a sync of `dir` that began after this call has ended, running
     /// `sync` itself if no other caller is (see the module documentation).
-    pub(crate) fn sync<E>(&self, dir: DirId, sync: impl FnOnce() -> Run<E>) -> Run<E> {
+    pub(crate) fn sync(&self, dir: DirId, sync: impl FnOnce() -> Outcome) -> Outcome {
         let queue = lock(&self.dirs).entry(dir).or_default().clone();
         let out = queue.wait_or_run(sync);
+        // Every clone and drop of a queue's handle happens under the map's
+        // lock, so the last caller out sees only its own and the map's.
         let mut dirs = lock(&self.dirs);
-        // Ours and the map's: nobody else can be queued on it.
-        if Arc::strong_count(&queue) == 2 && lock(&queue.state).idle() {
+        let last = Arc::strong_count(&queue) == 2 && lock(&queue.state).idle();
+        drop(queue);
+        if last {
             dirs.remove(&dir);
         }
         out
@@ -74,7 +84,7 @@ impl DirSyncs {
 }
 
 impl Queue {
-    fn wait_or_run<E>(&self, sync: impl FnOnce() -> Run<E>) -> Run<E> {
+    fn wait_or_run(&self, sync: impl FnOnce() -> Outcome) -> Outcome {
         let mut st = lock(&self.state);
         let ticket = st.next_ticket;
         st.next_ticket += 1;
@@ -82,32 +92,54 @@ impl Queue {
         let mut sync = Some(sync);
         loop {
             if let Some(outcome) = st.outcomes.remove(&ticket) {
-                return Ok(outcome);
+                return Outcome::Shared(outcome);
             }
             if !st.running {
                 if let Some(sync) = sync.take() {
                     st.running = true;
                     let covered = std::mem::take(&mut st.waiting);
                     drop(st);
+                    // Should `sync` panic, the others are queued again and
+                    // woken, not left waiting for a run that never ends.
+                    let mut run = Running {
+                        queue: self,
+                        covered,
+                        ticket,
+                        outcome: None,
+                    };
                     let out = sync();
-                    st = lock(&self.state);
-                    st.running = false;
-                    match &out {
-                        Ok(outcome) => {
-                            for t in covered.into_iter().filter(|&t| t != ticket) {
-                                st.outcomes.insert(t, *outcome);
-                            }
-                        }
-                        Err(_) => st
-                            .waiting
-                            .extend(covered.into_iter().filter(|&t| t != ticket)),
-                    }
-                    self.ended.notify_all();
+                    run.outcome = Some(out);
                     return out;
                 }
             }
             st = self.ended.wait(st).unwrap_or_else(|e| e.into_inner());
         }
+    }
+}
+
+/// A running sync: when it ends (or unwinds), hands its outcome to the
+/// PUTs it covered, or queues them again, and wakes every waiter.
+struct Running<'q> {
+    queue: &'q Queue,
+    covered: Vec<u64>,
+    ticket: u64,
+    outcome: Option<Outcome>,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut st = lock(&self.queue.state);
+        st.running = false;
+        let others = self.covered.drain(..).filter(|&t| t != self.ticket);
+        match self.outcome {
+            Some(Outcome::Shared(outcome)) => {
+                for t in others {
+                    st.outcomes.insert(t, outcome);
+                }
+            }
+            Some(Outcome::Own(_)) | None => st.waiting.extend(others),
+        }
+        self.queue.ended.notify_all();
     }
 }
 
@@ -139,16 +171,16 @@ mod tests {
                 std::thread::spawn(move || {
                     // The first runs a slow sync; the rest queue behind it.
                     std::thread::sleep(Duration::from_millis(if i == 0 { 0 } else { 20 }));
-                    syncs.sync::<()>((1, 2), || {
+                    syncs.sync((1, 2), || {
                         runs.fetch_add(1, Ordering::SeqCst);
                         std::thread::sleep(Duration::from_millis(100));
-                        Ok(Ok(()))
+                        Outcome::Shared(Ok(()))
                     })
                 })
             })
             .collect();
         for c in callers {
-            assert_eq!(c.join().unwrap(), Ok(Ok(())));
+            assert_eq!(c.join().unwrap(), Outcome::Shared(Ok(())));
         }
         // The first sync, then one (rarely two, on a loaded machine) for
         // the seven that queued behind it.
@@ -157,33 +189,55 @@ mod tests {
         assert_eq!(syncs.queues(), 0);
     }
 
-    /// A failed sync fails every caller it covered; a runner's own failure
-    /// is its own, and another caller runs the sync for the rest.
+    /// A failed sync fails every caller it covered; a runner's own outcome
+    /// (a failure before syncing, or a sync that covers only it) is its
+    /// own, and another caller runs the sync for the rest.
     #[test]
-    fn failures_reach_whom_they_concern() {
+    fn outcomes_reach_whom_they_concern() {
+        for own in [Err(Errno::ACCESS), Ok(())] {
+            let syncs = Arc::new(DirSyncs::default());
+            let (a, b, c) = (syncs.clone(), syncs.clone(), syncs.clone());
+            let first = std::thread::spawn(move || {
+                a.sync((1, 2), || {
+                    std::thread::sleep(Duration::from_millis(100));
+                    Outcome::Shared(Ok(()))
+                })
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            let mine = std::thread::spawn(move || b.sync((1, 2), || Outcome::Own(own)));
+            std::thread::sleep(Duration::from_millis(20));
+            // Queued behind the first sync beside `mine`; whichever of the
+            // two runs next, this one's outcome is a sync of its own run
+            // or one that covered it, never `mine`'s own.
+            let shared =
+                std::thread::spawn(move || c.sync((1, 2), || Outcome::Shared(Err(Errno::IO))));
+            assert_eq!(first.join().unwrap(), Outcome::Shared(Ok(())));
+            let mine = mine.join().unwrap();
+            assert!(
+                mine == Outcome::Own(own) || mine == Outcome::Shared(Err(Errno::IO)),
+                "{mine:?}"
+            );
+            assert_eq!(shared.join().unwrap(), Outcome::Shared(Err(Errno::IO)));
+            assert_eq!(syncs.queues(), 0);
+        }
+    }
+
+    /// A runner that panics leaves the others queued, and one of them
+    /// runs the sync.
+    #[test]
+    fn a_panicking_runner_strands_nobody() {
         let syncs = Arc::new(DirSyncs::default());
         let (a, b) = (syncs.clone(), syncs.clone());
         let first = std::thread::spawn(move || {
-            a.sync::<&str>((1, 2), || {
+            a.sync((1, 2), || {
                 std::thread::sleep(Duration::from_millis(100));
-                Ok(Ok(()))
+                panic!("a sync that panics")
             })
         });
         std::thread::sleep(Duration::from_millis(20));
-        let own = std::thread::spawn(move || b.sync::<&str>((1, 2), || Err("mine")));
-        std::thread::sleep(Duration::from_millis(20));
-        // Queued behind the first sync beside `own`, whose run fails
-        // before syncing; this one then runs, and its error is shared by
-        // nobody else.
-        let c = syncs.clone();
-        let shared = std::thread::spawn(move || c.sync::<&str>((1, 2), || Ok(Err(Errno::IO))));
-        assert_eq!(first.join().unwrap(), Ok(Ok(())));
-        let own = own.join().unwrap();
-        let shared = shared.join().unwrap();
-        // Whichever of the two ran first: `own` fails on its own, and the
-        // other gets the outcome of a sync that covered it.
-        assert!(matches!(own, Err("mine") | Ok(Err(Errno::IO))), "{own:?}");
-        assert_eq!(shared, Ok(Err(Errno::IO)));
+        let second = std::thread::spawn(move || b.sync((1, 2), || Outcome::Shared(Ok(()))));
+        assert!(first.join().is_err());
+        assert_eq!(second.join().unwrap(), Outcome::Shared(Ok(())));
         assert_eq!(syncs.queues(), 0);
     }
 }

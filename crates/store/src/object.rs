@@ -393,6 +393,7 @@ impl Store {
         let mut stale = 0;
         let mut missing = 0;
         let mut back = 0;
+        let mut pause = 0;
         let mut marked_since = None;
         loop {
             match op() {
@@ -408,16 +409,20 @@ impl Store {
                     }
                     match self.after_miss(rel, name) {
                         Miss::Real => return Err(e),
-                        // Bounded: a name that comes and goes is another
-                        // writer's deletes, not a nest.
-                        Miss::Back if back < 2 => back += 1,
+                        // Once, or after a wait for a nest: a name that is
+                        // there but no object (a directory without a
+                        // self-entry) is a real miss, not a nest ending.
+                        Miss::Back if back == 0 || marked_since.is_some() && back < 3 => back += 1,
                         Miss::Back => return Err(e),
                         Miss::Marked => {
                             let since = *marked_since.get_or_insert_with(Instant::now);
                             if since.elapsed() >= crate::nested::NEST_WAIT {
                                 return Err(e);
                             }
-                            std::thread::sleep(Duration::from_millis(1));
+                            // 1 ms doubling to 32: a nest takes milliseconds,
+                            // a killed one's marker waits for the sweep.
+                            std::thread::sleep(Duration::from_millis(1 << pause.min(5)));
+                            pause += 1;
                         }
                     }
                 }

@@ -113,6 +113,16 @@ pub struct FsProfile {
     /// known; not GlusterFS or ceph-fuse, whose writes reach the servers
     /// before a rename is answered.
     pub buffered_writes: bool,
+    /// Attributes set on a file (xattrs, mode) are journaled in the order
+    /// they were made, before a later rename, so a durable PUT's sync of
+    /// its directory after the rename carries them and its data needs only
+    /// `fdatasync`: local file systems (one journal each), ceph-fuse,
+    /// GlusterFS (a brick's ext4 or XFS) and MooseFS (each an ordered
+    /// request to its server), NFS and Lustre (synchronous requests). Not
+    /// the kernel CephFS client, which keeps a setxattr under its
+    /// capabilities until a full `fsync` flushes them, nor any type not
+    /// known: there the data gets a full `fsync`. From the mount type.
+    pub ordered_attrs: bool,
 }
 
 impl Default for FsProfile {
@@ -135,6 +145,7 @@ impl Default for FsProfile {
             readdir_order_stats: false,
             coherent_dir_stamps: false,
             buffered_writes: true,
+            ordered_attrs: false,
         }
     }
 }
@@ -246,6 +257,18 @@ fn rename_gap(fs_type: i64, mount_type: Option<&str>) -> bool {
 /// from other opens until a flush (see [`FsProfile::buffered_writes`]).
 fn buffered_writes(mount_type: Option<&str>) -> bool {
     !mount_type.is_some_and(|t| t == "fuse.glusterfs" || t.starts_with("fuse.ceph"))
+}
+
+/// Whether a shared file system journals a file's attributes in order
+/// with a later rename (see [`FsProfile::ordered_attrs`]).
+fn ordered_attrs(fs_type: i64, mount_type: Option<&str>) -> bool {
+    match mount_type {
+        Some(t) if fs_type == FUSE_SUPER_MAGIC => {
+            is_moosefs(t) || t.starts_with("fuse.ceph") || t == "fuse.glusterfs"
+        }
+        Some(t) => ["nfs", "nfs4", "lustre"].contains(&t),
+        None => false,
+    }
 }
 
 /// Whether FUSE mount type `t` (as [`mount_type`] names it) is MooseFS's
@@ -423,8 +446,10 @@ impl FsProfile {
                 && mount_type.is_some_and(|t| t.starts_with("fuse.ceph"));
             p.coherent_dir_stamps = coherent_dir_stamps(&p.fs_name, mount.as_ref());
             p.buffered_writes = fs_type == FUSE_SUPER_MAGIC && buffered_writes(mount_type);
+            p.ordered_attrs = ordered_attrs(fs_type, mount_type);
         } else {
             p.coherent_dir_stamps = true;
+            p.ordered_attrs = true;
         }
         let Ok(s) = Scratch::new(dir) else {
             return p;
@@ -475,7 +500,8 @@ impl FsProfile {
              flock:            {}\n\
              d_type:           {}\n\
              rename gap:       {}\n\
-             buffered writes:  {}\n",
+             buffered writes:  {}\n\
+             ordered attrs:    {}\n",
             self.fs_name,
             self.fs_type,
             if self.shared {
@@ -500,6 +526,11 @@ impl FsProfile {
                 "yes (a PUT syncs its data before publishing it)"
             } else {
                 "no"
+            },
+            if self.ordered_attrs {
+                "yes (a durable PUT syncs its data with fdatasync)"
+            } else {
+                "no (a durable PUT syncs its data with a full fsync)"
             },
         )
     }
@@ -815,6 +846,14 @@ mod tests {
         assert!(rename_gap(FUSE_SUPER_MAGIC, Some("fuse.glusterfs")));
         assert!(buffered_writes(Some("fuse.mfs")) && buffered_writes(Some("fuse.juicefs")));
         assert!(!buffered_writes(Some(&t)) && !buffered_writes(Some("fuse.glusterfs")));
+        assert!(ordered_attrs(FUSE_SUPER_MAGIC, Some(&t)));
+        assert!(ordered_attrs(FUSE_SUPER_MAGIC, Some("fuse.glusterfs")));
+        assert!(!ordered_attrs(FUSE_SUPER_MAGIC, Some("fuse.juicefs")));
+        assert!(
+            !ordered_attrs(0x00C3_6400, Some("ceph")),
+            "the kernel client"
+        );
+        assert!(ordered_attrs(0x6969, Some("nfs4")));
     }
 
     #[test]

@@ -413,19 +413,22 @@ impl Store {
     /// Syncs a file's data as `--durability` asks, or as the file system
     /// needs for another client to read it.
     ///
-    /// `fdatasync` either way: it keeps the data and the size that finds
-    /// it, which is what a new file needs; the name is made durable by the
-    /// sync of its directory after the rename. A full `fsync` would also
-    /// flush the times, which on ceph-fuse is a journal write at the MDS of
-    /// its own (measured 1.4 ms of a 3.8 ms PUT). The attributes a PUT sets
-    /// before its rename (the ETag's xattr, the metadata mark) are carried
-    /// by that directory sync where metadata is journaled in the order it
-    /// was made: one journal per file system on ext4 and XFS (and a
-    /// GlusterFS brick on them), the MDS's or master's log on CephFS and
-    /// MooseFS. Permissions given with the write still get a full `fsync`
-    /// ([`Store::sync_file`]): a lost chmod would expose the object.
+    /// `fdatasync` where the file system journals attributes in order
+    /// (`FsProfile::ordered_attrs`): it keeps the data and the size that
+    /// finds it, which is what a new file needs; the name is made durable
+    /// by the sync of its directory after the rename, and the attributes
+    /// the PUT set before that rename (the ETag's xattr, the metadata mark)
+    /// were journaled before it: in the one journal of a local file system
+    /// (and of a GlusterFS brick), or as ordered requests to CephFS's MDS
+    /// or MooseFS's master. A full `fsync` would also flush the times, which
+    /// on ceph-fuse is a journal flush at the MDS of its own (1.94-1.99
+    /// session messages per durable PUT, against 1.00). Elsewhere, and for
+    /// a write that set permissions ([`Store::sync_file`]: a lost chmod
+    /// would leave the object more open than asked), a full `fsync`.
     pub(crate) fn sync_data(&self, fd: &OwnedFd) -> rustix::io::Result<()> {
-        if self.syncs_data() {
+        if self.config.durability == Durability::Fsync && !self.profile.ordered_attrs {
+            fsync(fd)
+        } else if self.syncs_data() {
             fdatasync(fd)
         } else {
             Ok(())
@@ -1095,8 +1098,10 @@ impl Store {
     /// readable fd, not O_PATH. A writer who may not read the directory
     /// (`-wx`, as a bucket policy or WRITE grant gives) cannot open it so;
     /// its entry is made durable with a `syncfs` of the file system
-    /// instead, through the new file.
+    /// instead, through the new file. That counts for it alone: on FUSE a
+    /// `syncfs` may send nothing, so it covers no other writer's rename.
     fn sync_dir(&self, dirfd: &OwnedFd, bucket: &str, key: &str) -> Result<()> {
+        use crate::dir_sync::Outcome;
         let err = |e: Errno| S3Error::from_io(&e.into(), &format!("{bucket}/{key}"));
         // An fd's device and inode never change: the kernel's copy will do
         // (no round trip to a FUSE server).
@@ -1105,18 +1110,19 @@ impl Store {
         let run = || {
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
             match openat(dirfd, ".", flags, Mode::empty()) {
-                Ok(d) => Ok(fsync(&d)),
+                Ok(d) => Outcome::Shared(fsync(&d)),
                 Err(Errno::ACCESS) => {
                     let file = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                    let f = openat(dirfd, split_key(key).name, file, Mode::empty())?;
-                    Ok(rustix::fs::syncfs(&f))
+                    Outcome::Own(
+                        openat(dirfd, split_key(key).name, file, Mode::empty())
+                            .and_then(|f| rustix::fs::syncfs(&f)),
+                    )
                 }
-                Err(e) => Err(e),
+                Err(e) => Outcome::Own(Err(e)),
             }
         };
         match self.dir_syncs.sync(dir, run) {
-            Ok(synced) => synced.map_err(err),
-            Err(own) => Err(err(own)),
+            Outcome::Shared(r) | Outcome::Own(r) => r.map_err(err),
         }
     }
 }
