@@ -195,6 +195,11 @@ impl Store {
                 old
             }
             Ok(_) => self.open_packs(bucket, &path),
+            Err(Errno::NOENT | Errno::NOTDIR) => None,
+            // A transient failure (ESTALE, EIO, EINTR on a shared file
+            // system) says nothing of the layout: keep what was known,
+            // and look again on the next call.
+            Err(_) if old.is_some() => return old,
             Err(_) => None,
         };
         self.layouts.known.write().unwrap().insert(

@@ -333,7 +333,11 @@ impl PackSet {
         let mut found = Vec::new();
         for (i, pack) in packs.iter().enumerate() {
             let Some(pack) = pack else { continue };
-            if own.contains(&(i as u32)) || scan.sealed[i] || scan.gone.contains(&(i as u32)) {
+            // Packs that look gone are read too: a listing and a lookup
+            // may both miss a live pack for a moment on a shared file
+            // system, and a pack truly gone has no writer (one look at
+            // its end) and is closed soon.
+            if own.contains(&(i as u32)) || scan.sealed[i] {
                 continue;
             }
             let mut from = scan.scanned[i];
@@ -408,11 +412,16 @@ impl PackSet {
                 .collect()
         };
         let mut packs = self.packs.write().unwrap();
+        let known = &mut scan.known;
         scan.gone.retain(|p| {
             if used.contains(p) {
                 return true;
             }
-            packs[*p as usize] = None;
+            // Forgotten with it: if its name is listed again (it was
+            // there all along), the next refresh opens it again.
+            if let Some(pack) = packs[*p as usize].take() {
+                known.remove(&pack.name);
+            }
             false
         });
     }
@@ -900,6 +909,33 @@ mod tests {
             assert_eq!(keys(&s).len(), 2, "cut at {cut}, then the rest");
             assert!(s.damage().is_empty(), "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn a_pack_whose_name_vanished_for_a_moment_is_read_again() {
+        // On a shared file system a listing and a lookup of a name can
+        // both miss a live pack at once (ceph-fuse, while a compaction
+        // made and removed packs beside it): it must not be given up for
+        // the rest of the process's life.
+        let (d, s) = set();
+        let rec = |k: &str, t| record::encode(Kind::Object, k, b"", b"data", t, 0);
+        write(d.path(), "w.pack", &rec("a", 1));
+        write(d.path(), "e.pack", b"");
+        s.refresh(Instant::now()).unwrap();
+        let away = |n: &str| d.path().join(format!("{n}.away"));
+        for n in ["w.pack", "e.pack"] {
+            std::fs::rename(d.path().join(n), away(n)).unwrap();
+        }
+        s.refresh(Instant::now()).unwrap();
+        // Appended while they looked gone; then their names are back.
+        write(d.path(), "w.pack.away", &rec("b", 2));
+        write(d.path(), "e.pack.away", &rec("c", 3));
+        for n in ["w.pack", "e.pack"] {
+            std::fs::rename(away(n), d.path().join(n)).unwrap();
+        }
+        s.refresh(Instant::now()).unwrap();
+        let names: Vec<String> = keys(&s).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(names, ["a", "b", "c"]);
     }
 
     #[test]
