@@ -479,8 +479,9 @@ impl PackSet {
                 // Another user's pack this identity may not read: tried
                 // again by the next refresh (perhaps as someone who may).
                 Err(Errno::ACCESS | Errno::PERM) => continue,
-                // Removed by a compaction since the read of the directory.
-                Err(Errno::NOENT) => continue,
+                // Removed by a compaction since the read of the directory
+                // (ESTALE: a FUSE client's listing named a file already gone).
+                Err(Errno::NOENT | Errno::STALE) => continue,
                 Err(e) => return Err(io_err(e, &name)),
             };
             let owner = fstat(&fd).map(|s| s.st_uid).unwrap_or(u32::MAX);
