@@ -18,18 +18,21 @@ judged against what the file system allows rather than against 1:
             close, rename onto the key, (fsync of the directory): the least
             an atomic PUT of a new object can do where there is no
             O_TMPFILE (ceph-fuse, GlusterFS, MooseFS)
+    append  (with --append) each transfer behind a 100-byte header,
+            appended to one open file per rank (a packed bucket's record:
+            its data lands off the page boundaries POSIX's writes keep)
 
 Each mode runs on all nodes at once from a common start time, for
---seconds or until each rank has written --cap bytes, the two modes
+--seconds or until each rank has written --cap bytes, the modes
 alternating their order over --repeat rounds, with everything removed
-between runs. Prints GiB/s of each run and the ratio atomic/posix of each
-round: the best ior-easy-write over S3 / POSIX that the file system allows
-under IOR's mapping with a plain layout.
+between runs. Prints GiB/s of each run and the ratios to posix of each
+round: atomic/posix is the best ior-easy-write over S3 / POSIX that the
+file system allows under IOR's mapping with a plain layout.
 
 Run as root beside a cluster from `scripts/cluster up`:
 
     scripts/easy-floor.py [--nodes node1,node2] [--procs 2] [--seconds 6]
-                          [--size 2097152] [--cap 134217728] [--repeat 3] [--fsync]
+                          [--size 2097152] [--cap 134217728] [--repeat 3] [--fsync] [--append]
 """
 import argparse
 import multiprocessing
@@ -52,6 +55,20 @@ def rank_posix(a, rank, out):
         written += os.write(fd, data)
     if a.fsync:
         os.fsync(fd)
+    os.close(fd)
+    out.put((written, time.time() - t0))
+
+
+def rank_append(a, rank, out):
+    data, head = os.urandom(a.size), os.urandom(100)
+    fd = os.open(os.path.join(a.dir, f"pack.{rank}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    wait_until(a.start_at)
+    t0, written, at = time.time(), 0, 0
+    while time.time() - t0 < a.seconds and written < a.cap:
+        at += os.pwritev(fd, [head, data], at)
+        written += a.size
+        if a.fsync:
+            os.fdatasync(fd)
     os.close(fd)
     out.put((written, time.time() - t0))
 
@@ -85,7 +102,7 @@ def wait_until(t):
 
 def worker(a):
     """The ranks of one node: prints bytes written and seconds per rank."""
-    run = rank_posix if a.mode == "posix" else rank_atomic
+    run = {"posix": rank_posix, "atomic": rank_atomic, "append": rank_append}[a.mode]
     out = multiprocessing.Queue()
     ps = [multiprocessing.Process(target=run, args=(a, a.rank_base + r, out)) for r in range(a.procs)]
     for p in ps:
@@ -138,7 +155,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--fsync", action="store_true", help="sync as a durable PUT and IOR's -e do")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--mode", choices=["posix", "atomic"], help=argparse.SUPPRESS)
+    ap.add_argument("--append", action="store_true", help="also time appends of header and data")
+    ap.add_argument("--mode", choices=["posix", "atomic", "append"], help=argparse.SUPPRESS)
     ap.add_argument("--dir", help=argparse.SUPPRESS)
     ap.add_argument("--rank-base", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -149,17 +167,20 @@ def main():
     top = os.path.join(a.mount, f"easy-floor.{os.getpid()}")
     print(f"{len(a.nodes)} nodes x {a.procs} ranks, {a.size} bytes per transfer, "
           f"{a.seconds} s or {a.cap} bytes per rank, {'fsync' if a.fsync else 'no sync'}")
-    ratios = []
+    modes = ["posix", "atomic"] + (["append"] if a.append else [])
+    ratios = {m: [] for m in modes[1:]}
     try:
         for r in range(a.repeat):
-            order = ["posix", "atomic"] if r % 2 == 0 else ["atomic", "posix"]
+            order = modes if r % 2 == 0 else modes[::-1]
             got = {m: run_mode(a, m, top) for m in order}
-            ratios.append(got["atomic"] / got["posix"])
-            print(f"round {r + 1}: posix {got['posix']:.4f} GiB/s, atomic {got['atomic']:.4f} GiB/s, "
-                  f"atomic/posix {ratios[-1]:.2f}", flush=True)
+            for m in modes[1:]:
+                ratios[m].append(got[m] / got["posix"])
+            print(f"round {r + 1}: " + ", ".join(f"{m} {got[m]:.4f} GiB/s" for m in modes) + ", "
+                  + ", ".join(f"{m}/posix {ratios[m][-1]:.2f}" for m in modes[1:]), flush=True)
     finally:
         in_node(a.nodes[0], "rm", "-rf", top)
-    print(f"atomic/posix: median {statistics.median(ratios):.2f} (rounds {min(ratios):.2f}-{max(ratios):.2f})")
+    for m, v in ratios.items():
+        print(f"{m}/posix: median {statistics.median(v):.2f} (rounds {min(v):.2f}-{max(v):.2f})")
 
 
 if __name__ == "__main__":
