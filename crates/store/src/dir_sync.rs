@@ -64,22 +64,43 @@ impl DirSyncs {
     /// `sync` itself if no other caller is (see the module documentation).
     pub(crate) fn sync(&self, dir: DirId, sync: impl FnOnce() -> Outcome) -> Outcome {
         let queue = lock(&self.dirs).entry(dir).or_default().clone();
-        let out = queue.wait_or_run(sync);
-        // Every clone and drop of a queue's handle happens under the map's
-        // lock, so the last caller out sees only its own and the map's.
-        let mut dirs = lock(&self.dirs);
-        let last = Arc::strong_count(&queue) == 2 && lock(&queue.state).idle();
-        drop(queue);
-        if last {
-            dirs.remove(&dir);
-        }
-        out
+        let handle = Handle {
+            syncs: self,
+            dir,
+            queue: Some(queue),
+        };
+        handle.queue.as_ref().unwrap().wait_or_run(sync)
     }
 
     /// Tests: how many directories have queues.
     #[cfg(test)]
     fn queues(&self) -> usize {
         lock(&self.dirs).len()
+    }
+}
+
+/// A caller's handle on its directory's queue. Let go on return and on
+/// unwinding from a panicking sync alike: a handle dropped outside the
+/// map's lock could leave the queue in the map with nobody to remove it.
+struct Handle<'s> {
+    syncs: &'s DirSyncs,
+    dir: DirId,
+    queue: Option<Arc<Queue>>,
+}
+
+impl Drop for Handle<'_> {
+    fn drop(&mut self) {
+        // Every clone and drop of a queue's handle happens under the map's
+        // lock, so the last caller out sees only its own and the map's.
+        let mut dirs = lock(&self.syncs.dirs);
+        let Some(queue) = self.queue.take() else {
+            return;
+        };
+        let last = Arc::strong_count(&queue) == 2 && lock(&queue.state).idle();
+        drop(queue);
+        if last {
+            dirs.remove(&self.dir);
+        }
     }
 }
 
