@@ -134,12 +134,11 @@ impl Store {
         let result = (|| {
             let closed = set.closed_packs();
             // A record is dead because a newer one is elsewhere, perhaps in
-            // a pack its writer (a killed compaction) never synced: those
-            // are synced before anything they supersede goes.
-            for (pack, _) in &closed {
-                if let Some(p) = set.pack(*pack) {
-                    crate::fscalls::fdatasync(&p.fd).map_err(|e| io_err(e, &p.name))?;
-                }
+            // a pack its writer never synced (a killed compaction, or a
+            // writer under `--durability none`): every pack is synced
+            // before anything it supersedes goes.
+            for p in set.open_packs() {
+                crate::fscalls::fdatasync(&p.fd).map_err(|e| io_err(e, &p.name))?;
             }
             for (pack, len) in closed {
                 let Some(p) = set.pack(pack) else { continue };

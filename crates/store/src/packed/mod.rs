@@ -198,9 +198,8 @@ impl Store {
             Err(Errno::NOENT | Errno::NOTDIR) => None,
             // A transient failure (ESTALE, EIO, EINTR on a shared file
             // system) says nothing of the layout: keep what was known,
-            // and look again on the next call.
-            Err(_) if old.is_some() => return old,
-            Err(_) => None,
+            // not remembered, and look again on the next call.
+            Err(_) => return old,
         };
         self.layouts.known.write().unwrap().insert(
             bucket.to_string(),

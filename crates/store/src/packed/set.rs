@@ -411,19 +411,40 @@ impl PackSet {
                 .filter(|p| scan.gone.contains(p))
                 .collect()
         };
-        let mut packs = self.packs.write().unwrap();
-        let known = &mut scan.known;
-        scan.gone.retain(|p| {
-            if used.contains(p) {
-                return true;
+        let candidates: Vec<(u32, Arc<Pack>)> = {
+            let packs = self.packs.read().unwrap();
+            scan.gone
+                .iter()
+                .filter(|p| !used.contains(p))
+                .filter_map(|p| packs[*p as usize].clone().map(|pack| (*p, pack)))
+                .collect()
+        };
+        for (p, pack) in candidates {
+            // Looked up once more before it is let go (a second miss, a
+            // second later): one still there was not gone.
+            scan.gone.retain(|g| *g != p);
+            if !self.name_gone(&pack) {
+                continue;
             }
             // Forgotten with it: if its name is listed again (it was
             // there all along), the next refresh opens it again.
-            if let Some(pack) = packs[*p as usize].take() {
-                known.remove(&pack.name);
-            }
-            false
-        });
+            self.packs.write().unwrap()[p as usize] = None;
+            scan.known.remove(&pack.name);
+        }
+    }
+
+    /// Whether `pack`'s name is gone or names another file now (a
+    /// compaction removed it).
+    fn name_gone(&self, pack: &Pack) -> bool {
+        match fscalls::statat(
+            &self.dir,
+            pack.name.as_str(),
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        ) {
+            Err(Errno::NOENT) => true,
+            Ok(st) => fstat(&pack.fd).is_ok_and(|mine| mine.st_ino != st.st_ino),
+            Err(_) => false,
+        }
     }
 
     /// Opens the packs the directory holds that this process has not.
@@ -447,19 +468,12 @@ impl PackSet {
         for (i, p) in self.packs.read().unwrap().iter().enumerate() {
             let i = i as u32;
             let Some(p) = p else { continue };
-            if listed.contains(&p.name) || scan.gone.contains(&i) {
+            if listed.contains(&p.name) {
+                // Listed again: it was there all along.
+                scan.gone.retain(|g| *g != i);
                 continue;
             }
-            let removed = match fscalls::statat(
-                &self.dir,
-                p.name.as_str(),
-                rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-            ) {
-                Err(Errno::NOENT) => true,
-                Ok(st) => fstat(&p.fd).is_ok_and(|mine| mine.st_ino != st.st_ino),
-                Err(_) => false,
-            };
-            if removed {
+            if !scan.gone.contains(&i) && self.name_gone(p) {
                 scan.gone.push(i);
             }
         }
@@ -652,6 +666,17 @@ impl PackSet {
         .map_err(|e| io_err(e, &format!("{PACKS_DIR}/{LOCK_FILE}")))?;
         let _ = self.lock.set(fd);
         Ok(self.lock.get().unwrap())
+    }
+
+    /// Every pack this process has open.
+    pub fn open_packs(&self) -> Vec<Arc<Pack>> {
+        self.packs
+            .read()
+            .unwrap()
+            .iter()
+            .flatten()
+            .cloned()
+            .collect()
     }
 
     pub fn pack(&self, i: u32) -> Option<Arc<Pack>> {

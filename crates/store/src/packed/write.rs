@@ -162,9 +162,9 @@ impl Store {
             let at = w.end;
             let fd = w.fd(&set.dir)?;
             pwrite_all(&fd, &seal, at).map_err(|e| io_err(e, "sealing a pack"))?;
-            // Synced as the appends are: a compaction syncs the closed
-            // packs itself before it decides what is dead, and a sync of
-            // the whole pack here stalled the writer (GlusterFS, 2 MiB
+            // Synced as the appends are: a compaction syncs every pack
+            // before it removes what they supersede, and a sync of the
+            // whole pack here stalled the writer (GlusterFS, 2 MiB
             // appends: 0.70 of POSIX's writes with it, 0.85 without).
             if self.syncs_data() {
                 sync_pack(&fd).map_err(|e| io_err(e, "sealing a pack"))?;
