@@ -46,42 +46,38 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER = os.path.join(HERE, "cluster")
 
 
-def rank_posix(a, rank, out):
-    data = os.urandom(a.size)
+def posix(a, rank, data):
     fd = os.open(os.path.join(a.dir, f"posix.{rank}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    wait_until(a.start_at)
-    t0, written = time.time(), 0
-    while time.time() - t0 < a.seconds and written < a.cap:
-        written += os.write(fd, data)
-    if a.fsync:
-        os.fsync(fd)
-    os.close(fd)
-    out.put((written, time.time() - t0))
+
+    def step(i):
+        return os.write(fd, data)
+
+    def done():
+        if a.fsync:
+            os.fsync(fd)
+        os.close(fd)
+    return step, done
 
 
-def rank_append(a, rank, out):
-    data, head = os.urandom(a.size), os.urandom(100)
+def append(a, rank, data):
+    head = os.urandom(100)
     fd = os.open(os.path.join(a.dir, f"pack.{rank}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    wait_until(a.start_at)
-    t0, written, at = time.time(), 0, 0
-    while time.time() - t0 < a.seconds and written < a.cap:
-        at += os.pwritev(fd, [head, data], at)
-        written += a.size
+
+    def step(i):
+        os.pwritev(fd, [head, data], i * (len(head) + len(data)))
         if a.fsync:
             os.fdatasync(fd)
-    os.close(fd)
-    out.put((written, time.time() - t0))
+        return len(data)
+    return step, lambda: os.close(fd)
 
 
-def rank_atomic(a, rank, out):
-    data = os.urandom(a.size)
+def atomic(a, rank, data):
     d = os.open(os.path.join(a.dir, "bucket"), os.O_RDONLY | os.O_DIRECTORY)
-    wait_until(a.start_at)
-    t0, written, i = time.time(), 0, 0
-    while time.time() - t0 < a.seconds and written < a.cap:
+
+    def step(i):
         tmp, key = f".t.{rank}.{i}", f"o.{rank}.{i}"
         fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644, dir_fd=d)
-        written += os.write(fd, data)
+        n = os.write(fd, data)
         if a.fsync:
             os.fdatasync(fd)
         # Closed before the rename: MooseFS's client holds written data
@@ -90,8 +86,23 @@ def rank_atomic(a, rank, out):
         os.rename(tmp, key, src_dir_fd=d, dst_dir_fd=d)
         if a.fsync:
             os.fsync(d)
+        return n
+    return step, lambda: os.close(d)
+
+
+MODES = {"posix": posix, "atomic": atomic, "append": append}
+
+
+def rank_run(a, rank, out):
+    """One rank of --mode: transfers from the common start until --seconds
+    or --cap; puts (bytes written, seconds) on `out`."""
+    step, done = MODES[a.mode](a, rank, os.urandom(a.size))
+    wait_until(a.start_at)
+    t0, written, i = time.time(), 0, 0
+    while time.time() - t0 < a.seconds and written < a.cap:
+        written += step(i)
         i += 1
-    os.close(d)
+    done()
     out.put((written, time.time() - t0))
 
 
@@ -102,9 +113,8 @@ def wait_until(t):
 
 def worker(a):
     """The ranks of one node: prints bytes written and seconds per rank."""
-    run = {"posix": rank_posix, "atomic": rank_atomic, "append": rank_append}[a.mode]
     out = multiprocessing.Queue()
-    ps = [multiprocessing.Process(target=run, args=(a, a.rank_base + r, out)) for r in range(a.procs)]
+    ps = [multiprocessing.Process(target=rank_run, args=(a, a.rank_base + r, out)) for r in range(a.procs)]
     for p in ps:
         p.start()
     got = [out.get() for _ in ps]
@@ -156,7 +166,7 @@ def main():
     ap.add_argument("--fsync", action="store_true", help="sync as a durable PUT and IOR's -e do")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--append", action="store_true", help="also time appends of header and data")
-    ap.add_argument("--mode", choices=["posix", "atomic", "append"], help=argparse.SUPPRESS)
+    ap.add_argument("--mode", choices=sorted(MODES), help=argparse.SUPPRESS)
     ap.add_argument("--dir", help=argparse.SUPPRESS)
     ap.add_argument("--rank-base", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
